@@ -18,7 +18,7 @@ os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
 os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="reviewflow-prefect-"))
 os.environ["PREFECT_SERVER_LOGGING_LEVEL"] = "CRITICAL"
 
-from tests.gitutil import GitRepo  # noqa: E402
+from tests.gitutil import GitRepo
 
 _SCRUBBED = (
     "CI",
@@ -76,7 +76,9 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def _isolated_env(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
     """A fresh reviewflow home and a global Git config that only names the test author."""
     for name in _SCRUBBED:
         monkeypatch.delenv(name, raising=False)

@@ -1,0 +1,43 @@
+# reviewflow: `make install` for the tool, `make test` for lint, types and the test suite.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+export DO_NOT_TRACK := 1
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+
+.PHONY: install dev lint type test bench build-info clean
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+dev: $(VENV)/.dev-installed
+
+$(VENV)/.dev-installed: pyproject.toml $(VENV)/.installed
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@
+
+lint: dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+type: dev
+	$(BIN)/mypy
+
+test: lint type
+	$(BIN)/pytest -q
+
+bench: dev
+	$(BIN)/python bench/preview_latency.py
+	$(BIN)/python bench/front_half.py
+
+build-info:
+	printf 'COMMIT = "%s"\nBUILD_TIME = "%s"\n' "$$(git rev-parse --short=12 HEAD)" \
+		"$$(date -u +%Y-%m-%dT%H:%M:%SZ)" > reviewflow/_build.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

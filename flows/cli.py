@@ -1,0 +1,193 @@
+"""`reviewflow` entry point. Prefect is imported only when a real review starts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from flows.cli_parser import build_parser
+from reviewflow.config import (
+    Config,
+    config_as_dict,
+    config_path,
+    get_value,
+    home_dir,
+    load_config,
+    set_value,
+)
+from reviewflow.errors import ReviewError
+from reviewflow.fsutil import atomic_write_text
+from reviewflow.request import ReviewRequest
+
+# Prefect must never phone home from this tool; set before anything imports it.
+QUIET_PREFECT_ENV = {
+    "DO_NOT_TRACK": "1",
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "PREFECT_SERVER_LOGGING_LEVEL": "CRITICAL",
+}
+
+_FLAG_KEYS: dict[str, tuple[str, str]] = {
+    "concurrency": ("review", "concurrency"),
+    "context_lines": ("review", "context_lines"),
+    "max_tool_rounds": ("review", "max_tool_rounds"),
+    "max_context_tool_calls": ("review", "max_context_tool_calls"),
+    "max_chunk_tokens": ("review", "max_chunk_tokens"),
+    "confidence_threshold": ("review", "confidence_threshold"),
+    "fail_on": ("review", "fail_on"),
+    "protocol": ("model", "protocol"),
+    "model_name": ("model", "name"),
+    "endpoint": ("model", "endpoint"),
+    "timeout": ("model", "timeout"),
+    "json_path": ("output", "json"),
+    "markdown": ("output", "markdown"),
+    "sarif": ("output", "sarif"),
+    "console": ("output", "console"),
+    "language": ("output", "language"),
+    "report_dir": ("output", "report_dir"),
+}
+
+
+def flag_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """Config overrides from review flags, in the config file's shape."""
+    out: dict[str, dict[str, Any]] = {}
+    for attr, (section, key) in _FLAG_KEYS.items():
+        value = getattr(args, attr, None)
+        if value is not None:
+            out.setdefault(section, {})[key] = value
+    if getattr(args, "no_progress", False):
+        out.setdefault("output", {})["progress"] = False
+    return out
+
+
+def request_from_args(args: argparse.Namespace) -> ReviewRequest:
+    return ReviewRequest.from_flags(
+        str(Path(args.repo).resolve()),
+        commit=args.commit,
+        from_ref=args.from_ref,
+        to_ref=args.to_ref,
+        diff_source=args.diff_source,
+        custom_rule=str(Path(args.custom_rule).resolve()) if args.custom_rule else None,
+        trusted_ref=args.trusted_ref,
+        no_cache=args.no_cache,
+    )
+
+
+def cmd_review(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    home = home_dir(env)
+    request = request_from_args(args)
+    config = load_config(home, env, flag_overrides(args))
+    if args.preview:
+        return run_preview(request, config, home, env, args.json_path)
+    os.environ.update(QUIET_PREFECT_ENV)
+    from flows.review import run_review  # deferred: importing Prefect costs ~1 s
+
+    return run_review(request, config, home)
+
+
+def run_preview(
+    request: ReviewRequest,
+    config: Config,
+    home: Path,
+    env: Mapping[str, str],
+    json_path: str | None,
+) -> int:
+    """Diff, filter and rules only: no provider, no Prefect."""
+    from reviewflow.preview import preview_document, render_preview
+    from reviewflow.scope import collect, select
+
+    stdin = sys.stdin.buffer if request.diff_source == "-" else None
+    change = collect(request, config.review.context_lines, stdin)
+    scope = select(change, request, home, env)
+    doc = preview_document(scope, request)
+    if json_path:
+        atomic_write_text(Path(json_path), json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(render_preview(doc))
+    return 0
+
+
+def cmd_rules_check(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    from reviewflow.rulecheck import check_path, render_check
+
+    result = check_path(Path(args.repo), args.path, args.custom_rule, home_dir(env), env)
+    if args.json:
+        sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render_check(result))
+    return 0
+
+
+def cmd_config(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    home = home_dir(env)
+    action = args.config_action
+    if action == "path":
+        sys.stdout.write(f"{config_path(home)}\n")
+        return 0
+    if action == "set":
+        path = set_value(home, args.key, args.value)
+        sys.stdout.write(f"set {args.key} in {path}\n")
+        return 0
+    config = load_config(home, env)
+    if action == "show":
+        import yaml
+
+        sys.stdout.write(yaml.safe_dump(config_as_dict(config), sort_keys=False))
+        return 0
+    if action == "get":
+        value = get_value(config, args.key)
+        text = ",".join(value) if isinstance(value, list) else value
+        sys.stdout.write(("" if text is None else str(text)) + "\n")
+        return 0
+    return _config_test(config)
+
+
+def _config_test(config: Config) -> int:
+    from reviewflow.providers.doctor import check_model
+
+    report = check_model(config)
+    sys.stdout.write(report.render())
+    return 0 if report.ok else 2
+
+
+def cmd_version() -> int:
+    from reviewflow.version import version_info
+
+    info = version_info()
+    sys.stdout.write(
+        f"reviewflow {info['version']} (commit {info['commit']}, built {info['build_time']})\n"
+    )
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; errors become one line on stderr and an exit code."""
+    args = build_parser().parse_args(argv)
+    env = dict(os.environ)
+    try:
+        if args.command == "review":
+            return cmd_review(args, env)
+        if args.command == "rules":
+            return cmd_rules_check(args, env)
+        if args.command == "config":
+            return cmd_config(args, env)
+        return cmd_version()
+    except ReviewError as exc:
+        sys.stderr.write(f"reviewflow: error: {_one_line(str(exc))}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("reviewflow: cancelled\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()) or "unknown error"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,175 @@
+"""Deterministic file filtering (000 §6): which changed files are reviewed, and why not."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path, PurePosixPath
+
+from reviewflow.git.models import FileDiff, FileStatus
+from reviewflow.globs import GlobSet
+from reviewflow.rules.loader import RuleSet
+from reviewflow.rules.models import ResolvedRule
+
+
+class ExcludeReason(StrEnum):
+    INVALID_PATH = "invalid_path"
+    BINARY = "binary"
+    DELETED = "deleted"
+    USER_EXCLUDE = "user_exclude"
+    UNSUPPORTED_EXT = "unsupported_ext"
+    DEFAULT_PATH = "default_path"
+
+
+SUPPORTED_EXTENSIONS = frozenset(
+    """
+    py pyi pyx pxd js jsx mjs cjs ts tsx mts cts vue svelte java kt kts scala sc groovy gradle
+    go rs c h cc cpp cxx c++ hpp hh hxx h++ ipp inl m mm cs fs fsx vb rb rake gemspec php
+    sh bash zsh ksh fish ps1 psm1 bat cmd swift dart lua pl pm r jl ex exs erl hrl clj cljs
+    hs ml mli elm nim zig sol sql proto graphql gql tf tfvars hcl yml yaml dockerfile
+    jenkinsfile mk cmake bzl nix
+    """.split()
+)
+
+BUILTIN_BASENAMES = frozenset(
+    name.lower()
+    for name in """
+    Dockerfile Containerfile Makefile GNUmakefile makefile CMakeLists.txt Jenkinsfile
+    Vagrantfile Rakefile Gemfile Podfile Brewfile Fastfile Justfile Earthfile Procfile
+    pom.xml build.gradle settings.gradle build.xml package.json Cargo.toml go.mod
+    pyproject.toml setup.cfg tox.ini requirements.txt Pipfile BUILD BUILD.bazel WORKSPACE
+    meson.build deno.json tsconfig.json composer.json
+    """.split()
+)
+
+# Basename prefixes such as Dockerfile.dev or Jenkinsfile.release.
+BUILTIN_PREFIXES = ("dockerfile.", "containerfile.", "jenkinsfile.", "makefile.")
+
+# Tests, vendored and generated code: left out unless a user include brings them back.
+DEFAULT_EXCLUDED = GlobSet(
+    [
+        "**/test/**",
+        "**/tests/**",
+        "**/__tests__/**",
+        "**/__mocks__/**",
+        "**/spec/**",
+        "**/testdata/**",
+        "**/test_*.py",
+        "**/*_test.py",
+        "**/conftest.py",
+        "**/*_test.go",
+        "**/*.{test,spec}.{js,jsx,mjs,cjs,ts,tsx,mts,cts}",
+        "**/*{Test,Tests,IT}.{java,kt,cs,scala,groovy}",
+        "**/*_spec.rb",
+        "**/*_test.rb",
+        "**/*Test.php",
+        "**/node_modules/**",
+        "**/vendor/**",
+        "**/third_party/**",
+        "**/*.min.{js,css}",
+        "**/*_pb2.py",
+        "**/*_pb2_grpc.py",
+        "**/*.pb.go",
+        "**/*.generated.*",
+    ]
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SelectedFile:
+    file: FileDiff
+    rule: ResolvedRule
+    included_by: str | None = None  # the user include pattern that bypassed the defaults
+
+
+@dataclass(frozen=True, slots=True)
+class ExcludedFile:
+    path: str
+    reason: ExcludeReason
+    detail: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    kept: tuple[SelectedFile, ...]
+    excluded: tuple[ExcludedFile, ...]
+
+
+def select_files(
+    files: Iterable[FileDiff], rules: RuleSet, worktree: Path | None = None
+) -> Selection:
+    """Apply the filter in 000 §6 order; `worktree` also rejects paths escaping through symlinks."""
+    kept: list[SelectedFile] = []
+    excluded: list[ExcludedFile] = []
+    for diff in files:
+        reason, detail, included_by = _classify(diff, rules, worktree)
+        if reason is None:
+            kept.append(SelectedFile(diff, rules.resolve(diff.path), included_by))
+        else:
+            excluded.append(ExcludedFile(diff.path, reason, detail))
+    return Selection(tuple(kept), tuple(excluded))
+
+
+def _classify(
+    diff: FileDiff, rules: RuleSet, worktree: Path | None
+) -> tuple[ExcludeReason | None, str | None, str | None]:
+    problem = path_problem(diff.path, worktree)
+    if problem is not None:
+        return ExcludeReason.INVALID_PATH, problem, None
+    if diff.binary:
+        return ExcludeReason.BINARY, None, None
+    if diff.status is FileStatus.DELETED:
+        return ExcludeReason.DELETED, None, None
+    pattern = rules.exclude.match(diff.path)
+    if pattern is not None:
+        return ExcludeReason.USER_EXCLUDE, pattern, None
+    pattern = rules.include.match(diff.path)
+    if pattern is not None:
+        return None, None, pattern
+    if not is_supported(diff.path):
+        return ExcludeReason.UNSUPPORTED_EXT, None, None
+    pattern = DEFAULT_EXCLUDED.match(diff.path)
+    if pattern is not None:
+        return ExcludeReason.DEFAULT_PATH, pattern, None
+    return None, None, None
+
+
+def is_supported(path: str) -> bool:
+    """True for a built-in basename or an allowlisted extension."""
+    name = posixpath.basename(path).lower()
+    if name in BUILTIN_BASENAMES or name.startswith(BUILTIN_PREFIXES):
+        return True
+    _, dot, ext = name.rpartition(".")
+    return bool(dot) and ext in SUPPORTED_EXTENSIONS
+
+
+def path_problem(path: str, worktree: Path | None = None) -> str | None:
+    """Why a diff path may not be reviewed (absolute, traversal, .git, escapes), or None."""
+    if not path or "\x00" in path:
+        return "empty or NUL in path"
+    if path.startswith("/") or PurePosixPath(path).is_absolute() or _has_drive(path):
+        return "absolute path"
+    parts = path.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return "path traversal or empty component"
+    if parts[0].lower() == ".git":
+        return "inside .git"
+    if any(ord(ch) < 32 for ch in path if ch != "\t"):
+        return "control character in path"
+    if worktree is not None and _escapes(worktree, parts):
+        return "symlink escapes the repository"
+    return None
+
+
+def _has_drive(path: str) -> bool:
+    return len(path) >= 2 and path[1] == ":" and path[0].isalpha()
+
+
+def _escapes(worktree: Path, parts: list[str]) -> bool:
+    """True when a parent directory of the path is a symlink resolving outside the worktree."""
+    root = os.path.realpath(worktree)
+    parent = os.path.realpath(os.path.join(root, *parts[:-1])) if len(parts) > 1 else root
+    return os.path.commonpath([root, parent]) != root

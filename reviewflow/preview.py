@@ -1,0 +1,113 @@
+"""`--preview`: the files a review would cover, the rule for each, and why others are left out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reviewflow import __version__
+from reviewflow.filtering import SelectedFile
+from reviewflow.request import ReviewRequest
+from reviewflow.rules.models import ResolvedRule
+from reviewflow.scope import Scope
+
+PREVIEW_SCHEMA_VERSION = "1"
+
+
+def rule_record(rule: ResolvedRule) -> dict[str, Any]:
+    return {
+        "layer": rule.layer.value,
+        "source": rule.source,
+        "pattern": rule.pattern,
+        "name": rule.name,
+        "reference": rule.reference,
+        "merged_with": rule.merged_with,
+    }
+
+
+def change_metadata(scope: Scope, request: ReviewRequest) -> dict[str, Any]:
+    change = scope.change
+    return {
+        "repository": str(change.repo_root),
+        "mode": change.spec.mode.value,
+        "from": request.from_ref,
+        "to": request.to_ref,
+        "commit": request.commit,
+        "base_sha": change.base_sha,
+        "head_sha": change.head_sha,
+        "trusted_ref": scope.trusted_ref,
+        "tool_version": __version__,
+    }
+
+
+def _file_record(selected: SelectedFile) -> dict[str, Any]:
+    diff = selected.file
+    return {
+        "path": diff.path,
+        "old_path": diff.old_path,
+        "status": diff.status.value,
+        "added": diff.added,
+        "removed": diff.removed,
+        "included_by": selected.included_by,
+        "rule": rule_record(selected.rule),
+    }
+
+
+def preview_document(scope: Scope, request: ReviewRequest) -> dict[str, Any]:
+    """The preview as a JSON-able document."""
+    selection = scope.selection
+    return {
+        "schema_version": PREVIEW_SCHEMA_VERSION,
+        "kind": "preview",
+        "metadata": change_metadata(scope, request),
+        "stats": {
+            "files_changed": len(scope.change.files),
+            "files_reviewed": len(selection.kept),
+            "files_excluded": len(selection.excluded),
+        },
+        "files": [_file_record(item) for item in selection.kept],
+        "excluded_files": [
+            {"path": ex.path, "reason": ex.reason.value, "detail": ex.detail}
+            for ex in selection.excluded
+        ],
+        "rules": scope.rules.describe(),
+        "warnings": [
+            {"code": w.code, "message": w.message, "path": w.path} for w in scope.warnings
+        ],
+    }
+
+
+def _describe_rule(rule: dict[str, Any]) -> str:
+    label = rule["name"] or rule["layer"]
+    text = f"{rule['layer']} rule {label!s} ({rule['source']}, pattern {rule['pattern']})"
+    if rule["merged_with"]:
+        text += f" + system {rule['merged_with']}"
+    return text
+
+
+def render_preview(doc: dict[str, Any]) -> str:
+    """Plain-text preview for the console."""
+    meta = doc["metadata"]
+    lines = [f"Preview of {meta['mode']} change in {meta['repository']}"]
+    if meta["base_sha"] or meta["head_sha"]:
+        lines.append(f"  base {meta['base_sha'] or '-'}  head {meta['head_sha'] or '-'}")
+    if meta["trusted_ref"]:
+        lines.append(f"  repository rules read from trusted ref {meta['trusted_ref']}")
+    files = doc["files"]
+    lines.append(f"\nReviewed files ({len(files)}):")
+    width = max((len(f["path"]) for f in files), default=0)
+    for item in files:
+        extra = f"  [included by {item['included_by']}]" if item["included_by"] else ""
+        counts = f"+{item['added']} -{item['removed']}"
+        lines.append(
+            f"  {item['path']:<{width}}  {counts:>11}  {_describe_rule(item['rule'])}{extra}"
+        )
+    excluded = doc["excluded_files"]
+    lines.append(f"\nExcluded files ({len(excluded)}):")
+    width = max((len(f["path"]) for f in excluded), default=0)
+    for ex in excluded:
+        detail = f" ({ex['detail']})" if ex["detail"] else ""
+        lines.append(f"  {ex['path']:<{width}}  {ex['reason']}{detail}")
+    if doc["warnings"]:
+        lines.append(f"\nWarnings ({len(doc['warnings'])}):")
+        lines.extend(f"  [{w['code']}] {w['message']}" for w in doc["warnings"])
+    return "\n".join(lines) + "\n"

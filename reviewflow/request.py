@@ -1,0 +1,77 @@
+"""What one review is asked to do: the change, the rule file and trust settings (never secrets)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from reviewflow.errors import ConfigError
+from reviewflow.git.models import ChangeSpec, DiffMode
+
+
+class ReviewRequest(BaseModel):
+    """The change to review. Safe to use as a flow parameter: it holds no secret."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    repo: str
+    mode: DiffMode = DiffMode.WORKSPACE
+    commit: str | None = None
+    from_ref: str | None = None
+    to_ref: str | None = None
+    diff_source: str | None = None
+    custom_rule: str | None = None
+    trusted_ref: str | None = None
+    no_cache: bool = False
+
+    @classmethod
+    def from_flags(
+        cls,
+        repo: str,
+        *,
+        commit: str | None = None,
+        from_ref: str | None = None,
+        to_ref: str | None = None,
+        diff_source: str | None = None,
+        custom_rule: str | None = None,
+        trusted_ref: str | None = None,
+        no_cache: bool = False,
+    ) -> ReviewRequest:
+        """Check the flag combination and pick the diff mode."""
+        if (from_ref is None) != (to_ref is None):
+            raise ConfigError("--from and --to must be given together")
+        if commit is not None and from_ref is not None:
+            raise ConfigError("--commit cannot be combined with --from/--to")
+        if diff_source is not None and (commit is not None or from_ref is not None):
+            raise ConfigError("--diff cannot be combined with --commit or --from/--to")
+        for flag, value in (("--commit", commit), ("--from", from_ref), ("--to", to_ref)):
+            if value is not None and not value.strip():
+                raise ConfigError(f"{flag} needs a non-empty ref")
+        if diff_source is not None:
+            mode = DiffMode.STDIN
+        elif commit is not None:
+            mode = DiffMode.COMMIT
+        elif from_ref is not None:
+            mode = DiffMode.RANGE
+        else:
+            mode = DiffMode.WORKSPACE
+        return cls(
+            repo=repo,
+            mode=mode,
+            commit=commit,
+            from_ref=from_ref,
+            to_ref=to_ref,
+            diff_source=diff_source,
+            custom_rule=custom_rule,
+            trusted_ref=trusted_ref,
+            no_cache=no_cache,
+        )
+
+    def change_spec(self, context_lines: int) -> ChangeSpec:
+        return ChangeSpec(
+            mode=self.mode,
+            commit=self.commit,
+            from_ref=self.from_ref,
+            to_ref=self.to_ref,
+            diff_source=self.diff_source,
+            context_lines=context_lines,
+        )

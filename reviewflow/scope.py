@@ -1,0 +1,54 @@
+"""The front half of a review: from a request to the files reviewed and the rule for each.
+
+Tasks in `tasks/diff.py` and `tasks/select.py` wrap these functions; `--preview` calls them
+directly so it never pays for Prefect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from reviewflow.errors import RulesError
+from reviewflow.filtering import Selection, select_files
+from reviewflow.git.models import Change
+from reviewflow.git.repo import collect_change, find_repo_root
+from reviewflow.models import ReviewWarning
+from reviewflow.request import ReviewRequest
+from reviewflow.rules.loader import RuleSet, load_rules
+from reviewflow.rules.trust import choose_trusted_ref
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """A change, the rules it is reviewed by, and the files kept and left out."""
+
+    change: Change
+    rules: RuleSet
+    selection: Selection
+    trusted_ref: str | None
+
+    @property
+    def warnings(self) -> list[ReviewWarning]:
+        return [ReviewWarning("git", text) for text in self.change.warnings] + list(
+            self.rules.warnings
+        )
+
+
+def collect(request: ReviewRequest, context_lines: int, stdin: BinaryIO | None = None) -> Change:
+    """Read the requested change from Git (or the given diff)."""
+    root = find_repo_root(Path(request.repo))
+    return collect_change(root, request.change_spec(context_lines), stdin)
+
+
+def select(change: Change, request: ReviewRequest, home: Path, env: Mapping[str, str]) -> Scope:
+    """Load the rules (from a trusted ref in CI) and filter the change's files."""
+    custom = Path(request.custom_rule) if request.custom_rule else None
+    if custom is not None and not custom.is_file():
+        raise RulesError(f"cannot read rule file {custom}: not a readable file")
+    trusted = choose_trusted_ref(env, request.trusted_ref, change.base_sha)
+    rules = load_rules(change.repo_root, home, custom, trusted)
+    worktree = change.repo_root if change.snapshot_ref is None else None
+    return Scope(change, rules, select_files(change.files, rules, worktree), trusted)

@@ -1,0 +1,176 @@
+"""Config: defaults, file, environment and flags; show/get/set/path; bad values."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from flows.cli import main
+from reviewflow.config import (
+    PLACEHOLDER_MODEL,
+    Config,
+    get_value,
+    load_config,
+    parse_duration,
+    set_value,
+)
+from reviewflow.errors import ConfigError
+
+
+def write_config(home: Path, text: str) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(text)
+
+
+def test_defaults_match_the_spec(rf_home: Path) -> None:
+    config = load_config(rf_home, {})
+    assert config.review.concurrency == 4
+    assert config.review.context_lines == 3
+    assert config.review.max_tool_rounds == 30
+    assert config.review.max_context_tool_calls == 10
+    assert config.review.max_chunk_tokens == 12000
+    assert config.review.confidence_threshold == 0.75
+    assert [s.value for s in config.review.fail_on] == ["critical", "high"]
+    assert config.model.protocol.value == "openai"
+    assert config.model.name == PLACEHOLDER_MODEL
+    assert config.model.effective_endpoint == "https://api.openai.com/v1"
+    assert config.model.timeout == 120.0
+    assert config.output.json_path == "review-report.json"
+    assert config.output.markdown == "review-report.md"
+    assert config.output.sarif == "review-report.sarif"
+    assert config.output.console.value == "detailed"
+    assert config.output.language == "en-US"
+    assert config.output.progress is True
+
+
+def test_precedence_defaults_file_env_flags(rf_home: Path) -> None:
+    write_config(rf_home, "model:\n  name: from-file\n  timeout: 30s\nreview:\n  concurrency: 2\n")
+    env = {"REVIEWFLOW_MODEL_NAME": "from-env"}
+    config = load_config(rf_home, env)
+    assert (config.model.name, config.model.timeout, config.review.concurrency) == (
+        "from-env",
+        30.0,
+        2,
+    )
+    flags = {"model": {"name": "from-flag"}, "review": {"concurrency": 8}}
+    config = load_config(rf_home, env, flags)
+    assert (config.model.name, config.review.concurrency) == ("from-flag", 8)
+
+
+def test_api_key_sources(rf_home: Path) -> None:
+    assert load_config(rf_home, {"OPENAI_API_KEY": "sk-fallback"}).model.api_key is not None
+    write_config(rf_home, "model:\n  api_key: sk-file\n")
+    config = load_config(rf_home, {"OPENAI_API_KEY": "sk-fallback"})
+    assert config.model.api_key is not None
+    assert config.model.api_key.get_secret_value() == "sk-file"
+    config = load_config(rf_home, {"REVIEWFLOW_MODEL_API_KEY": "sk-env"})
+    assert config.model.api_key is not None
+    assert config.model.api_key.get_secret_value() == "sk-env"
+    write_config(rf_home, "")
+    gemini = load_config(rf_home, {"REVIEWFLOW_MODEL_PROTOCOL": "gemini", "GOOGLE_API_KEY": "g"})
+    assert gemini.model.api_key is not None
+    assert gemini.model.api_key.get_secret_value() == "g"
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("120s", 120.0), ("2m", 120.0), ("1m30s", 90.0), ("500ms", 0.5), ("45", 45.0), (3, 3.0)],
+)
+def test_durations(value: object, seconds: float) -> None:
+    assert parse_duration(value) == seconds
+
+
+@pytest.mark.parametrize("value", ["", "abc", "10x", "-5s", "0s", True])
+def test_bad_durations(value: object) -> None:
+    with pytest.raises(ValueError):
+        parse_duration(value)
+
+
+def test_set_validates_and_writes_0600(rf_home: Path) -> None:
+    path = set_value(rf_home, "review.fail_on", "critical,high,medium")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    set_value(rf_home, "model.timeout", "90s")
+    set_value(rf_home, "model.name", "gpt-4o")
+    set_value(rf_home, "output.progress", "false")
+    config = load_config(rf_home, {})
+    assert [s.value for s in config.review.fail_on] == ["critical", "high", "medium"]
+    assert config.model.timeout == 90.0
+    assert config.model.name == "gpt-4o"
+    assert config.output.progress is False
+    assert not list(rf_home.glob(".config.yaml.*")), "no temporary file left behind"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "fragment"),
+    [
+        ("review.nope", "1", "unknown config key 'review.nope'"),
+        ("review.concurrency", "many", "review.concurrency"),
+        ("review.concurrency", "0", "review.concurrency"),
+        ("review.fail_on", "urgent", "review.fail_on"),
+        ("model.protocol", "grpc", "model.protocol"),
+        ("model.timeout", "soon", "model.timeout"),
+        ("model.endpoint", "ftp://x", "model.endpoint"),
+        ("output.console", "loud", "output.console"),
+    ],
+)
+def test_set_rejects_bad_values(rf_home: Path, key: str, value: str, fragment: str) -> None:
+    with pytest.raises(ConfigError, match=fragment.replace(".", r"\.")):
+        set_value(rf_home, key, value)
+    assert not (rf_home / "config.yaml").exists()
+
+
+def test_get_returns_key_in_clear(rf_home: Path) -> None:
+    write_config(rf_home, "model:\n  api_key: sk-secret-value-123\n")
+    assert get_value(load_config(rf_home, {}), "model.api_key") == "sk-secret-value-123"
+
+
+def test_cli_show_redacts_and_get_reveals(
+    rf_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_config(rf_home, "model:\n  api_key: sk-secret-value-123\n")
+    assert main(["config", "show"]) == 0
+    shown = capsys.readouterr().out
+    assert "sk-secret-value-123" not in shown and "value-123" not in shown
+    assert "api_key: '********'" in shown
+    assert main(["config", "get", "model.api_key"]) == 0
+    assert capsys.readouterr().out == "sk-secret-value-123\n"
+    assert main(["config", "get", "review.fail_on"]) == 0
+    assert capsys.readouterr().out == "critical,high\n"
+    assert main(["config", "path"]) == 0
+    assert capsys.readouterr().out == f"{rf_home / 'config.yaml'}\n"
+
+
+def test_cli_set_and_errors(rf_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", "set", "review.concurrency", "6"]) == 0
+    assert load_config(rf_home, {}).review.concurrency == 6
+    capsys.readouterr()
+    assert main(["config", "set", "review.concurrency", "six"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "review.concurrency" in err
+    assert main(["config", "get", "model.colour"]) == 2
+    assert "unknown config key 'model.colour'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("review: [unclosed\n", "invalid YAML"),
+        ("review:\n  concurency: 3\n", "unknown config key 'review.concurency'"),
+        ("colour: blue\n", "unknown config key 'colour'"),
+        ("- a list\n", "must be a mapping"),
+    ],
+)
+def test_bad_config_file(
+    rf_home: Path, capsys: pytest.CaptureFixture[str], text: str, fragment: str
+) -> None:
+    write_config(rf_home, text)
+    assert main(["config", "show"]) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and err.count("\n") == 1
+
+
+def test_config_model_rejects_unknown_keys() -> None:
+    with pytest.raises(ValueError):
+        Config.model_validate({"review": {"surprise": 1}})
