@@ -252,8 +252,8 @@ def config_as_dict(config: Config, *, redact: bool = True) -> dict[str, Any]:
     if key is None:
         data["model"]["api_key"] = None
     else:
-        data["model"]["api_key"] = redact_secret(key.get_secret_value()) if redact else (
-            key.get_secret_value()
+        data["model"]["api_key"] = (
+            redact_secret(key.get_secret_value()) if redact else (key.get_secret_value())
         )
     data["model"]["endpoint"] = config.model.effective_endpoint
     return data
