@@ -24,3 +24,11 @@ class ResolvedRule:
     name: str | None = None  # system rule name, or None for user rules
     reference: str | None = None  # the .md/.txt/.markdown file the text came from
     merged_with: str | None = None  # name of the system rule merged in (merge_system_rule)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleOrigin:
+    """Where a setting came from: the layer and the file (or `system:<name>`)."""
+
+    layer: RuleLayer
+    source: str

@@ -1,0 +1,46 @@
+"""The CI trust model: in CI the repository's rules come from a trusted ref, never the checkout.
+
+`--trusted-ref` always wins (also locally; `HEAD` trusts the checked-out commit). Outside CI the
+working tree is read. In CI the change's base is used: the caller passes the merge-base of a
+range as `base_sha`, and None for commit, workspace and stdin changes (a commit's parent may
+belong to the same pull request; a checkout's HEAD is the change under review). Without a base the run fails
+closed with TrustError, so a change can never supply the rules it is reviewed by.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from reviewflow.errors import TrustError
+
+CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "JENKINS_URL")
+_FALSE = ("", "false", "0")
+
+
+def is_ci(env: Mapping[str, str]) -> bool:
+    """Whether any CI variable is set to something other than empty, `false` or `0`."""
+    return any(_set(env, name) for name in CI_VARIABLES)
+
+
+def _set(env: Mapping[str, str], name: str) -> bool:
+    return env.get(name, "").strip().lower() not in _FALSE
+
+
+def choose_trusted_ref(
+    env: Mapping[str, str], flag: str | None, base_sha: str | None
+) -> str | None:
+    """The ref to read `.reviewflow/rules.json` at (None: the working tree); see the module."""
+    if flag is not None:
+        if not flag.strip():
+            raise TrustError("--trusted-ref needs a ref (e.g. origin/main, a SHA, or HEAD)")
+        return flag.strip()
+    if not is_ci(env):
+        return None
+    if base_sha:
+        return base_sha
+    names = ", ".join(name for name in CI_VARIABLES if _set(env, name))
+    raise TrustError(
+        f"running in CI ({names} set) with no trusted base for .reviewflow/rules.json: "
+        "pass --trusted-ref <base ref> (e.g. origin/main), or --trusted-ref HEAD to trust "
+        "the checkout"
+    )
