@@ -13,7 +13,7 @@ from typing import BinaryIO
 
 from reviewflow.errors import RulesError
 from reviewflow.filtering import Selection, select_files
-from reviewflow.git.models import Change
+from reviewflow.git.models import Change, DiffMode
 from reviewflow.git.repo import collect_change, find_repo_root
 from reviewflow.models import ReviewWarning
 from reviewflow.request import ReviewRequest
@@ -48,7 +48,9 @@ def select(change: Change, request: ReviewRequest, home: Path, env: Mapping[str,
     custom = Path(request.custom_rule) if request.custom_rule else None
     if custom is not None and not custom.is_file():
         raise RulesError(f"cannot read rule file {custom}: not a readable file")
-    trusted = choose_trusted_ref(env, request.trusted_ref, change.base_sha)
+    # Only a range has a base its author did not write: a commit's parent may be the same PR's.
+    base = change.base_sha if change.spec.mode is DiffMode.RANGE else None
+    trusted = choose_trusted_ref(env, request.trusted_ref, base)
     rules = load_rules(change.repo_root, home, custom, trusted)
     worktree = change.repo_root if change.snapshot_ref is None else None
     return Scope(change, rules, select_files(change.files, rules, worktree), trusted)

@@ -103,3 +103,16 @@ def rf_home(_isolated_env: Path) -> Path:
 def repo(tmp_path: Path) -> Iterator[GitRepo]:
     """An empty, real Git repository in a temporary directory."""
     yield GitRepo.init(tmp_path / "repo")
+
+
+@pytest.fixture(scope="session")
+def prefect_harness() -> Iterator[None]:
+    """One temporary Prefect API for every flow-level test (starting one costs seconds)."""
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+    from prefect.testing.utilities import prefect_test_harness
+
+    with (
+        prefect_test_harness(server_startup_timeout=120),
+        temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}),
+    ):
+        yield

@@ -1,0 +1,158 @@
+"""`review --preview` and `rules check` end to end on real repositories."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from flows.cli import main
+from tests.gitutil import GitRepo
+
+
+@pytest.fixture
+def mixed(repo: GitRepo) -> GitRepo:
+    """A workspace change touching every filter outcome."""
+    repo.write("src/app.py", "def f():\n    return 1\n")
+    repo.write("gone.go", "package gone\n")
+    repo.write("img.png", b"\x89PNG\x00\x01")
+    repo.commit("base")
+    repo.write("src/app.py", "def f():\n    return 2\n")
+    (repo.root / "gone.go").unlink()
+    repo.write("img.png", b"\x89PNG\x00\x02")
+    repo.write("docs/guide.md", "# Guide\n")
+    repo.write("tests/test_app.py", "def test_f():\n    assert True\n")
+    repo.write("vendor/lib/x.go", "package x\n")
+    repo.write("Dockerfile", "FROM python:3.11\n")
+    repo.write("web/App.TSX", "export const A = 1;\n")
+    return repo
+
+
+def preview_json(repo: GitRepo, tmp_path: Path, *extra: str) -> dict:
+    out = tmp_path / "preview.json"
+    code = main(["review", "--preview", "--repo", str(repo.root), "--json", str(out), *extra])
+    assert code == 0
+    return json.loads(out.read_text())
+
+
+def test_preview_lists_kept_and_excluded_with_reasons(
+    mixed: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = preview_json(mixed, tmp_path)
+    kept = {f["path"]: f for f in doc["files"]}
+    assert set(kept) == {"src/app.py", "Dockerfile", "web/App.TSX"}
+    assert kept["src/app.py"]["rule"]["layer"] == "system"
+    assert kept["src/app.py"]["rule"]["name"] == "python"
+    assert kept["Dockerfile"]["rule"]["name"] == "dockerfile"
+    assert kept["web/App.TSX"]["rule"]["name"] == "javascript-typescript"
+    assert (kept["src/app.py"]["added"], kept["src/app.py"]["removed"]) == (1, 1)
+    reasons = {e["path"]: e["reason"] for e in doc["excluded_files"]}
+    assert reasons == {
+        "gone.go": "deleted",
+        "img.png": "binary",
+        "docs/guide.md": "unsupported_ext",
+        "tests/test_app.py": "default_path",
+        "vendor/lib/x.go": "default_path",
+    }
+    assert doc["stats"] == {"files_changed": 8, "files_reviewed": 3, "files_excluded": 5}
+    assert doc["metadata"]["mode"] == "workspace"
+    text = capsys.readouterr().out
+    assert "Reviewed files (3)" in text and "Excluded files (5)" in text
+    assert "docs/guide.md" in text and "unsupported_ext" in text
+
+
+def test_project_rules_include_exclude_and_custom_rule(mixed: GitRepo, tmp_path: Path) -> None:
+    mixed.write(
+        ".reviewflow/rules.json",
+        json.dumps(
+            {
+                "include": ["docs/**/*.md", "tests/**"],
+                "exclude": ["web/**"],
+                "rules": [{"path": "src/**/*.py", "rule": "Check the return values."}],
+            }
+        ),
+    )
+    custom = tmp_path / "custom.json"
+    custom.write_text(json.dumps({"rules": [{"path": "Dockerfile", "rule": "Pin images."}]}))
+    doc = preview_json(mixed, tmp_path, "--rule", str(custom))
+    kept = {f["path"]: f for f in doc["files"]}
+    assert kept["docs/guide.md"]["included_by"] == "docs/**/*.md"
+    assert "tests/test_app.py" in kept
+    assert kept["src/app.py"]["rule"]["layer"] == "project"
+    assert kept["Dockerfile"]["rule"]["layer"] == "custom"
+    reasons = {e["path"]: e["reason"] for e in doc["excluded_files"]}
+    assert reasons["web/App.TSX"] == "user_exclude"
+    assert reasons[".reviewflow/rules.json"] == "unsupported_ext"
+
+
+def test_commit_and_range_modes(repo: GitRepo, tmp_path: Path) -> None:
+    repo.write("a.py", "x = 1\n")
+    base = repo.commit("base")
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.write("a.py", "x = 2\n")
+    repo.write("b.rs", "fn main() {}\n")
+    head = repo.commit("feature")
+    doc = preview_json(repo, tmp_path, "--commit", head)
+    assert doc["metadata"]["mode"] == "commit"
+    assert doc["metadata"]["head_sha"] == head
+    assert {f["path"] for f in doc["files"]} == {"a.py", "b.rs"}
+    doc = preview_json(repo, tmp_path, "--from", "main", "--to", "feature")
+    assert (doc["metadata"]["base_sha"], doc["metadata"]["head_sha"]) == (base, head)
+    assert {f["path"] for f in doc["files"]} == {"a.py", "b.rs"}
+
+
+def test_stdin_diff(repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo.write("a.py", "x = 1\n")
+    repo.commit("base")
+    repo.write("a.py", "x = 2\n")
+    diff = repo.git("diff").encode()
+    monkeypatch.setattr(sys, "stdin", binary_stdin(diff))
+    doc = preview_json(repo, tmp_path, "--diff", "-")
+    assert doc["metadata"]["mode"] == "stdin"
+    assert [f["path"] for f in doc["files"]] == ["a.py"]
+
+
+def test_rules_check(repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+    repo.write(".reviewflow/rules.json", json.dumps({"exclude": ["gen/**"]}))
+    assert main(["rules", "check", "pkg/server.go", "--repo", str(repo.root)]) == 0
+    out = capsys.readouterr().out
+    assert "decision: reviewed" in out and "system go" in out
+    assert main(["rules", "check", "gen/x.go", "--repo", str(repo.root), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["reviewed"], result["reason"]) == (False, "user_exclude")
+
+
+def test_python_m_flows_review_from_the_repository(mixed: GitRepo, rf_home: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "flows.review", "--preview"],
+        cwd=mixed.root,
+        env=dict(os.environ, REVIEWFLOW_HOME=str(rf_home)),
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Reviewed files (3)" in result.stdout
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from flows.cli import main; main(['review', '--preview']);"
+            "sys.exit(1 if 'prefect' in sys.modules else 0)",
+        ],
+        cwd=mixed.root,
+        env=dict(os.environ, REVIEWFLOW_HOME=str(rf_home)),
+        capture_output=True,
+        text=True,
+    )
+    assert probe.returncode == 0, "preview must not import prefect"
+
+
+def binary_stdin(data: bytes) -> SimpleNamespace:
+    """A stand-in for sys.stdin whose .buffer yields `data`."""
+    return SimpleNamespace(buffer=io.BytesIO(data))

@@ -1,0 +1,42 @@
+"""The review flow runs the front-half stages as Prefect tasks."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from reviewflow.config import Config
+from reviewflow.request import ReviewRequest
+from tests.gitutil import GitRepo
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_review_flow_runs_collect_and_select_as_tasks(repo: GitRepo) -> None:
+    from prefect.client.orchestration import get_client
+
+    from flows.review import review
+
+    repo.write("app.py", "x = 1\n")
+    repo.commit("base")
+    repo.write("app.py", "x = 2\n")
+    repo.write("notes.txt", "hello\n")
+    state = review(ReviewRequest.from_flags(str(repo.root)), Config(), return_state=True)
+    assert state.is_completed()
+    doc = state.result()
+    assert [f["path"] for f in doc["files"]] == ["app.py"]
+    assert doc["excluded_files"][0]["reason"] == "unsupported_ext"
+
+    async def task_names() -> set[str]:
+        async with get_client() as client:
+            runs = await client.read_task_runs()
+        return {run.name.rsplit("-", 1)[0] for run in runs}
+
+    names: set[str] = set()
+    for _ in range(50):  # task runs reach the API asynchronously
+        names = asyncio.run(task_names())
+        if {"collect_diff", "select_files"} <= names:
+            break
+        time.sleep(0.1)
+    assert {"collect_diff", "select_files"} <= names
