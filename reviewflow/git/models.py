@@ -63,10 +63,12 @@ class FileDiff:
 
     @property
     def added(self) -> int:
+        """Number of added lines."""
         return sum(1 for h in self.hunks for ln in h.lines if ln.kind == "add")
 
     @property
     def removed(self) -> int:
+        """Number of removed lines."""
         return sum(1 for h in self.hunks for ln in h.lines if ln.kind == "del")
 
     @property
@@ -81,6 +83,7 @@ class FileDiff:
 
     @property
     def mode_only(self) -> bool:
+        """Only the file mode changed: no hunks, not binary."""
         return not self.hunks and not self.binary and self.old_mode != self.new_mode
 
 

@@ -2,27 +2,23 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from reviewflow.errors import GitError
+from reviewflow.git.runner import run_git
 
 
 def show_file(repo_root: Path, ref: str, path: str) -> bytes | None:
     """The bytes of `path` at `ref`, or None when the path does not exist there."""
-    verify = subprocess.run(
-        ["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
-        cwd=repo_root,
-        capture_output=True,
+    verify = run_git(
+        repo_root,
+        ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
+        ok=(0, 1, 128),
     )
-    if verify.returncode != 0:
+    sha = verify.decode().strip()
+    if not ref or not sha:
         raise GitError(f"unknown revision '{ref}'")
-    sha = verify.stdout.decode().strip()
-    result = subprocess.run(
-        ["git", "cat-file", "blob", f"{sha}:{path}"],
-        cwd=repo_root,
-        capture_output=True,
-    )
-    if result.returncode != 0:
+    try:
+        return run_git(repo_root, ["cat-file", "blob", f"{sha}:{path}"])
+    except GitError:
         return None
-    return result.stdout

@@ -1,0 +1,147 @@
+"""Running `git` with a fixed output format that user configuration cannot change."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from reviewflow.errors import GitError
+from reviewflow.git.models import FileDiff
+from reviewflow.git.parse import iter_lines, parse_lines
+
+# `-c` settings that would otherwise change how diff output looks.
+FORMAT_CONFIG = (
+    "core.quotePath=false",
+    "diff.noprefix=false",
+    "diff.mnemonicPrefix=false",
+    "diff.relative=false",
+    "diff.suppressBlankEmpty=false",
+    "diff.submodule=short",
+    "diff.interHunkContext=0",
+    "color.ui=false",
+    "color.diff=false",
+    "core.pager=cat",
+)
+# Environment variables that would redirect git or change its diff output.
+_DROPPED_ENV = (
+    "GIT_EXTERNAL_DIFF",
+    "GIT_DIFF_OPTS",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_PREFIX",
+    "GIT_DIFF_PATH_COUNTER",
+    "GIT_DIFF_PATH_TOTAL",
+    "LANGUAGE",
+)
+_CHUNK = 1 << 18
+
+
+def diff_flags(context_lines: int) -> list[str]:
+    """The flags every diff we run carries (before `--end-of-options` and the refs)."""
+    return [
+        "--no-ext-diff",
+        "--no-textconv",
+        "--no-color",
+        "--submodule=short",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+        "-M",
+        "-C",
+        f"-U{max(0, context_lines)}",
+    ]
+
+
+def git_env() -> dict[str, str]:
+    """A scrubbed environment: C messages, no external diff, no optional index writes."""
+    env = {key: value for key, value in os.environ.items() if key not in _DROPPED_ENV}
+    env.update(
+        LC_ALL="C",
+        GIT_OPTIONAL_LOCKS="0",
+        GIT_TERMINAL_PROMPT="0",
+        GIT_PAGER="cat",
+    )
+    return env
+
+
+def git_command(args: Sequence[str]) -> list[str]:
+    """`git` with the fixed `-c` format settings, then `args`."""
+    command = ["git"]
+    for setting in FORMAT_CONFIG:
+        command += ["-c", setting]
+    return command + list(args)
+
+
+def _first_line(stderr: bytes, fallback: str) -> str:
+    for line in stderr.decode("utf-8", "replace").splitlines():
+        if line.strip():
+            return line.strip().removeprefix("fatal: ").removeprefix("error: ")
+    return fallback
+
+
+def run_git(root: Path, args: Sequence[str], ok: tuple[int, ...] = (0,)) -> bytes:
+    """Run git in `root` and return its stdout; GitError (one line) on another exit code."""
+    try:
+        result = subprocess.run(
+            git_command(args),
+            cwd=root,
+            env=git_env(),
+            capture_output=True,
+            stdin=subprocess.DEVNULL,
+        )
+    except OSError as err:
+        raise GitError(f"cannot run git: {err.strerror or err}") from None
+    if result.returncode not in ok:
+        message = _first_line(result.stderr, f"exit code {result.returncode}")
+        raise GitError(f"git {args[0]} failed: {message}")
+    return result.stdout
+
+
+def stream_diff(
+    root: Path, args: Sequence[str], digest: hashlib._Hash
+) -> tuple[list[FileDiff], list[str]]:
+    """Run a git diff command, parse its output as it streams and hash the raw bytes.
+
+    Returns the files and git's warnings (such as skipped rename detection).
+    """
+    with tempfile.TemporaryFile() as errors:
+        try:
+            proc = subprocess.Popen(
+                git_command(args),
+                cwd=root,
+                env=git_env(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                bufsize=0,
+            )
+        except OSError as err:
+            raise GitError(f"cannot run git: {err.strerror or err}") from None
+        with proc:
+            parsed = False
+            try:
+                files = parse_lines(iter_lines(_chunks(proc, digest)))
+                parsed = True
+            finally:
+                if not parsed:
+                    proc.kill()
+            code = proc.wait()
+        errors.seek(0)
+        stderr = errors.read()
+    if code != 0:
+        raise GitError(f"git {args[0]} failed: {_first_line(stderr, f'exit code {code}')}")
+    text = stderr.decode("utf-8", "replace")
+    return files, [ln.strip() for ln in text.splitlines() if ln.startswith("warning:")]
+
+
+def _chunks(proc: subprocess.Popen[bytes], digest: hashlib._Hash) -> Iterator[bytes]:
+    stdout = proc.stdout
+    if stdout is None:  # pragma: no cover - always a pipe here
+        return
+    while chunk := stdout.read(_CHUNK):
+        digest.update(chunk)
+        yield chunk
