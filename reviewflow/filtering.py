@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from reviewflow.git.models import FileDiff, FileStatus
-from reviewflow.globs import GlobSet
 from reviewflow.rules.loader import RuleSet
 from reviewflow.rules.models import ResolvedRule
 
@@ -49,33 +49,31 @@ BUILTIN_BASENAMES = frozenset(
 BUILTIN_PREFIXES = ("dockerfile.", "containerfile.", "jenkinsfile.", "makefile.")
 
 # Tests, vendored and generated code: left out unless a user include brings them back.
-DEFAULT_EXCLUDED = GlobSet(
-    [
-        "**/test/**",
-        "**/tests/**",
-        "**/__tests__/**",
-        "**/__mocks__/**",
-        "**/spec/**",
-        "**/testdata/**",
-        "**/test_*.py",
-        "**/*_test.py",
-        "**/conftest.py",
-        "**/*_test.go",
-        "**/*.{test,spec}.{js,jsx,mjs,cjs,ts,tsx,mts,cts}",
-        "**/*{Test,Tests,IT}.{java,kt,cs,scala,groovy}",
-        "**/*_spec.rb",
-        "**/*_test.rb",
-        "**/*Test.php",
-        "**/node_modules/**",
-        "**/vendor/**",
-        "**/third_party/**",
-        "**/*.min.{js,css}",
-        "**/*_pb2.py",
-        "**/*_pb2_grpc.py",
-        "**/*.pb.go",
-        "**/*.generated.*",
-    ]
+DEFAULT_EXCLUDED_DIRS = frozenset(
+    "test tests __tests__ __mocks__ spec testdata node_modules vendor third_party".split()
 )
+DEFAULT_EXCLUDED_NAMES = re.compile(
+    r"""(?ix)
+    ^(?: test_.*\.py | .*_test\.py | conftest\.py | .*_pb2(?:_grpc)?\.py
+       | .*_test\.go | .*\.pb\.go
+       | .*\.(?:test|spec)\.(?:js|jsx|mjs|cjs|ts|tsx|mts|cts)
+       | .*_(?:spec|test)\.rb
+       | .*\.min\.(?:js|css) | .*\.generated\..* )$
+    """
+)
+# CamelCase conventions are case-sensitive: FooTest.java, FooIT.kt, FooTest.php (not Latest.php).
+DEFAULT_EXCLUDED_CLASSES = re.compile(r".*(?:Test|Tests|IT)\.(?:java|kt|cs|scala|groovy|php)$")
+
+
+def default_excluded(path: str) -> str | None:
+    """Why `path` is a test, vendored or generated file by default (or None)."""
+    parts = path.split("/")
+    for part in parts[:-1]:
+        if part.lower() in DEFAULT_EXCLUDED_DIRS:
+            return f"{part}/"
+    if DEFAULT_EXCLUDED_NAMES.match(parts[-1]) or DEFAULT_EXCLUDED_CLASSES.match(parts[-1]):
+        return "test or generated file name"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,9 +129,9 @@ def _classify(
         return None, None, pattern
     if not is_supported(diff.path):
         return ExcludeReason.UNSUPPORTED_EXT, None, None
-    pattern = DEFAULT_EXCLUDED.match(diff.path)
-    if pattern is not None:
-        return ExcludeReason.DEFAULT_PATH, pattern, None
+    why = default_excluded(diff.path)
+    if why is not None:
+        return ExcludeReason.DEFAULT_PATH, why, None
     return None, None, None
 
 
@@ -150,18 +148,21 @@ def path_problem(path: str, worktree: Path | None = None) -> str | None:
     """Why a diff path may not be reviewed (absolute, traversal, .git, escapes), or None."""
     if not path or "\x00" in path:
         return "empty or NUL in path"
-    if path.startswith("/") or PurePosixPath(path).is_absolute() or _has_drive(path):
+    if path.startswith("/") or _has_drive(path):
         return "absolute path"
     parts = path.split("/")
     if any(part in ("", ".", "..") for part in parts):
         return "path traversal or empty component"
     if parts[0].lower() == ".git":
         return "inside .git"
-    if any(ord(ch) < 32 for ch in path if ch != "\t"):
+    if _CONTROL.search(path):
         return "control character in path"
     if worktree is not None and _escapes(worktree, parts):
         return "symlink escapes the repository"
     return None
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 def _has_drive(path: str) -> bool:

@@ -24,6 +24,7 @@ class DiffMode(StrEnum):
 
 
 LineKind = Literal["context", "add", "del"]
+NO_NEWLINE_MARKER = "\\ No newline at end of file"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,12 +40,49 @@ class DiffLine:
 
 @dataclass(frozen=True, slots=True)
 class Hunk:
+    """One hunk. `body` holds the raw lines (` `, `+`, `-` and `\\` markers); `lines` parses them.
+
+    Parsing of line objects is deferred: the front half only needs counts, and a
+    5,000-file change holds hundreds of thousands of lines.
+    """
+
     old_start: int
     old_count: int
     new_start: int
     new_count: int
     section: str
-    lines: tuple[DiffLine, ...]
+    body: tuple[str, ...]
+    added: int
+    removed: int
+    _lines: list[tuple[DiffLine, ...]] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def lines(self) -> tuple[DiffLine, ...]:
+        """The body as DiffLines with old/new line numbers (built once, on first use)."""
+        if not self._lines:
+            self._lines.append(_number_lines(self.old_start, self.new_start, self.body))
+        return self._lines[0]
+
+
+def _number_lines(old_no: int, new_no: int, body: tuple[str, ...]) -> tuple[DiffLine, ...]:
+    out: list[DiffLine] = []
+    for raw in body:
+        first = raw[:1]
+        if first == "+":
+            out.append(DiffLine("add", raw[1:], None, new_no))
+            new_no += 1
+        elif first == "-":
+            out.append(DiffLine("del", raw[1:], old_no, None))
+            old_no += 1
+        elif first == "\\":
+            if out:
+                last = out[-1]
+                out[-1] = DiffLine(last.kind, last.text, last.old_no, last.new_no, True)
+        else:
+            out.append(DiffLine("context", raw[1:], old_no, new_no))
+            old_no += 1
+            new_no += 1
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +102,12 @@ class FileDiff:
     @property
     def added(self) -> int:
         """Number of added lines."""
-        return sum(1 for h in self.hunks for ln in h.lines if ln.kind == "add")
+        return sum(h.added for h in self.hunks)
 
     @property
     def removed(self) -> int:
         """Number of removed lines."""
-        return sum(1 for h in self.hunks for ln in h.lines if ln.kind == "del")
+        return sum(h.removed for h in self.hunks)
 
     @property
     def changed_lines(self) -> frozenset[int]:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import codecs
 import gc
+import re
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
 
 from reviewflow.errors import DiffParseError
 from reviewflow.git.headers import FileHeader, merge_same_path, to_file_diff
-from reviewflow.git.models import DiffLine, FileDiff, Hunk
+from reviewflow.git.models import FileDiff, Hunk
 from reviewflow.git.names import (
     binary_names,
     header_name,
@@ -210,13 +210,24 @@ class _Parser:
 
     def _hunk(self, header: str) -> Hunk:
         old_no, old_count, new_no, new_count, section = _hunk_header(header, self._no)
-        out, self._no = _body(self._it, self._no, old_no, old_count, new_no, new_count)
+        out, self._no = _body(self._it, self._no, old_count, new_count)
         line = self._next()
         if line is not None and line.startswith("\\") and out:
-            out[-1] = replace(out[-1], no_newline_at_eof=True)
+            out.append(line)
         elif line is not None:
             self._back(line)
-        return Hunk(old_no, old_count, new_no, new_count, section, tuple(out))
+        context = sum(1 for raw in out if raw[:1] == " ")  # header counts are verified
+        body = tuple(out)
+        return Hunk(
+            old_no,
+            old_count,
+            new_no,
+            new_count,
+            section,
+            body,
+            new_count - context,
+            old_count - context,
+        )
 
     def _build(self, head: FileHeader, hunks: list[Hunk]) -> FileDiff:
         try:
@@ -225,66 +236,60 @@ class _Parser:
             raise _fail(self._starts[-1], str(err)) from None
 
 
-def _body(
-    it: Iterator[str], no: int, old_no: int, old_left: int, new_no: int, new_left: int
-) -> tuple[list[DiffLine], int]:
-    """The body lines of one hunk and the last line number (the hot loop: no regex)."""
-    out: list[DiffLine] = []
+def _body(it: Iterator[str], no: int, old_left: int, new_left: int) -> tuple[list[str], int]:
+    """The raw body lines of one hunk and the last line number (the hot loop: no objects)."""
+    out: list[str] = []
     append = out.append
-    marks = 0  # "\ No newline" lines, which add no DiffLine
     if old_left <= 0 and new_left <= 0:
         return out, no
     for line in it:
         first = line[:1]
         if first == " " or not line:
-            append(DiffLine("context", line[1:], old_no, new_no))
-            old_no += 1
-            new_no += 1
+            append(line or " ")
             old_left -= 1
             new_left -= 1
             if old_left <= 0 or new_left <= 0:
                 if old_left < 0 or new_left < 0:
-                    raise _fail(no + len(out) + marks, "hunk has more lines than its header says")
+                    raise _fail(no + len(out), "hunk has more lines than its header says")
                 if old_left <= 0 and new_left <= 0:
-                    return out, no + len(out) + marks
+                    return out, no + len(out)
         elif first == "+":
-            append(DiffLine("add", line[1:], None, new_no))
-            new_no += 1
+            append(line)
             new_left -= 1
             if new_left <= 0:
                 if new_left < 0:
-                    raise _fail(no + len(out) + marks, "hunk has more added lines than declared")
+                    raise _fail(no + len(out), "hunk has more added lines than declared")
                 if old_left <= 0:
-                    return out, no + len(out) + marks
+                    return out, no + len(out)
         elif first == "-":
-            append(DiffLine("del", line[1:], old_no, None))
-            old_no += 1
+            append(line)
             old_left -= 1
             if old_left <= 0:
                 if old_left < 0:
-                    raise _fail(no + len(out) + marks, "hunk has more removed lines than declared")
+                    raise _fail(no + len(out), "hunk has more removed lines than declared")
                 if new_left <= 0:
-                    return out, no + len(out) + marks
+                    return out, no + len(out)
         elif first == "\\" and out:
-            out[-1] = replace(out[-1], no_newline_at_eof=True)
-            marks += 1
+            append(line)
         else:
             missing = f"{old_left} old and {new_left} new lines missing"
-            raise _fail(no + len(out) + marks + 1, f"hunk truncated: {missing}")
+            raise _fail(no + len(out) + 1, f"hunk truncated: {missing}")
     missing = f"{old_left} old and {new_left} new lines missing"
-    raise _fail(no + len(out) + marks, f"hunk truncated at end of input: {missing}")
+    raise _fail(no + len(out), f"hunk truncated at end of input: {missing}")
+
+
+_HUNK_HEADER = re.compile(r"@@ -([0-9]+)(?:,([0-9]+))? \+([0-9]+)(?:,([0-9]+))? @@(.*)", re.DOTALL)
 
 
 def _hunk_header(line: str, lineno: int) -> tuple[int, int, int, int, str]:
-    end = line.find(" @@", 3)
-    ranges = line[3:end].split(" ") if end > 0 else []
-    if len(ranges) != 2 or ranges[0][:1] != "-" or ranges[1][:1] != "+":
+    found = _HUNK_HEADER.match(line)
+    if found is None:
         raise _fail(lineno, f"bad hunk header {line[:60]!r}")
-    numbers: list[int] = []
-    for part in ranges:
-        start, comma, count = part[1:].partition(",")
-        if not start.isdigit() or (comma and not count.isdigit()):
-            raise _fail(lineno, f"bad hunk header {line[:60]!r}")
-        numbers += [int(start), int(count) if comma else 1]
-    section = line[end + 3 :].rstrip("\r")
-    return numbers[0], numbers[1], numbers[2], numbers[3], section.removeprefix(" ")
+    old_start, old_count, new_start, new_count, section = found.groups()
+    return (
+        int(old_start),
+        1 if old_count is None else int(old_count),
+        int(new_start),
+        1 if new_count is None else int(new_count),
+        section.rstrip("\r").removeprefix(" "),
+    )

@@ -8,7 +8,7 @@ import stat
 from pathlib import Path
 
 from reviewflow.git.headers import SYMLINK_MODE
-from reviewflow.git.models import DiffLine, FileDiff, FileStatus, Hunk
+from reviewflow.git.models import NO_NEWLINE_MARKER, FileDiff, FileStatus, Hunk
 from reviewflow.git.quoting import decode_path
 from reviewflow.git.runner import run_git
 
@@ -28,10 +28,10 @@ def added_file(path: str, mode: str, data: bytes) -> FileDiff:
     complete = parts[-1] == ""
     if complete:
         parts.pop()
-    lines = [DiffLine("add", part, None, number) for number, part in enumerate(parts, 1)]
+    body = ["+" + part for part in parts]
     if not complete:
-        lines[-1] = DiffLine("add", parts[-1], None, len(parts), no_newline_at_eof=True)
-    hunk = Hunk(0, 0, 1, len(lines), "", tuple(lines))
+        body.append(NO_NEWLINE_MARKER)
+    hunk = Hunk(0, 0, 1, len(parts), "", tuple(body), added=len(parts), removed=0)
     return FileDiff(path, None, FileStatus.ADDED, new_mode=mode, hunks=(hunk,), is_symlink=link)
 
 

@@ -84,6 +84,9 @@ class SystemCatalog:
         return self.rules[owners[index]], globs.patterns[index]
 
 
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def parse_skill(name: str, text: str) -> SystemRule:
     """Parse one SKILL.md whose directory is `name`; RulesError when it is invalid."""
     lines = text.lstrip("\ufeff").splitlines()
@@ -93,7 +96,7 @@ def parse_skill(name: str, text: str) -> SystemRule:
     if end is None:
         raise RulesError(f"invalid system rule {name}: unterminated front matter")
     try:
-        raw = yaml.safe_load("\n".join(lines[1:end]))
+        raw = yaml.load("\n".join(lines[1:end]), Loader=_YAML_LOADER)
         front = _FrontMatter.model_validate(raw)
     except yaml.YAMLError as exc:
         raise RulesError(f"invalid system rule {name}: bad YAML front matter ({exc})") from None

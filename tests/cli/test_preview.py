@@ -156,3 +156,29 @@ def test_python_m_flows_review_from_the_repository(mixed: GitRepo, rf_home: Path
 def binary_stdin(data: bytes) -> SimpleNamespace:
     """A stand-in for sys.stdin whose .buffer yields `data`."""
     return SimpleNamespace(buffer=io.BytesIO(data))
+
+
+@pytest.mark.parametrize(
+    ("path", "excluded"),
+    [
+        ("tests/test_app.py", True),
+        ("pkg/app_test.go", True),
+        ("web/App.spec.tsx", True),
+        ("src/main/java/FooTest.java", True),
+        ("src/main/java/FooIT.java", True),
+        ("src/main/java/Submit.java", False),
+        ("src/Latest.php", False),
+        ("src/LoginTest.php", True),
+        ("lib/thing_spec.rb", True),
+        ("node_modules/x/index.js", True),
+        ("api/v1/service_pb2.py", True),
+        ("static/app.min.js", True),
+        ("src/contest.py", False),
+        ("src/testing.py", False),
+        ("Tests/Foo.cs", True),
+    ],
+)
+def test_default_paths(path: str, excluded: bool) -> None:
+    from reviewflow.filtering import default_excluded
+
+    assert (default_excluded(path) is not None) is excluded
