@@ -76,7 +76,7 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
     output.add_argument("--report-dir", metavar="DIR", help="directory for this review's reports")
 
 
-def _add_config_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _add_config_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     config = sub.add_parser(
         "config",
         help="show or change ~/.reviewflow/config.yaml",

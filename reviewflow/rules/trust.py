@@ -3,8 +3,8 @@
 `--trusted-ref` always wins (also locally; `HEAD` trusts the checked-out commit). Outside CI the
 working tree is read. In CI the change's base is used: the caller passes the merge-base of a
 range as `base_sha`, and None for commit, workspace and stdin changes (a commit's parent may
-belong to the same pull request; a checkout's HEAD is the change under review). Without a base the run fails
-closed with TrustError, so a change can never supply the rules it is reviewed by.
+belong to the same pull request; a checkout's HEAD is the change under review). Without a base
+the run fails closed with TrustError, so a change can never supply the rules it is reviewed by.
 """
 
 from __future__ import annotations

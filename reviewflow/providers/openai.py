@@ -1,0 +1,199 @@
+"""OpenAI Chat Completions adapter (also Ollama, vLLM, llama.cpp, DeepSeek, OpenRouter...)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+
+from reviewflow.config import DEFAULT_ENDPOINTS, ModelSettings, Protocol
+from reviewflow.errors import ProviderError
+from reviewflow.providers import failures
+from reviewflow.providers.base import (
+    AssistantMessage,
+    FinishReason,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    Provider,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+)
+from reviewflow.providers.shared import (
+    conversation_digest,
+    parse_arguments,
+    synthetic_call_id,
+)
+
+NO_KEY = "no-key"  # local servers (Ollama, llama.cpp) accept any bearer token
+_FINISH = {
+    "stop": FinishReason.STOP,
+    "tool_calls": FinishReason.TOOL_CALLS,
+    "function_call": FinishReason.TOOL_CALLS,
+    "length": FinishReason.LENGTH,
+    "content_filter": FinishReason.CONTENT_FILTER,
+}
+
+
+class OpenAIProvider(Provider):
+    """Chat Completions through the official `openai` SDK, SDK retries off."""
+
+    protocol = Protocol.OPENAI
+
+    def __init__(self, settings: ModelSettings) -> None:
+        self._model = settings.name
+        self._endpoint = settings.effective_endpoint
+        self._timeout = settings.timeout
+        self._key = settings.api_key.get_secret_value() if settings.api_key else None
+        self._official = self._endpoint == DEFAULT_ENDPOINTS["openai"]
+        self._client = openai.OpenAI(
+            api_key=self._key or NO_KEY,
+            base_url=self._endpoint,
+            timeout=settings.timeout,
+            max_retries=0,
+        )
+
+    def complete(self, request: ModelRequest) -> ModelResponse:
+        """Send one Chat Completions request and normalize the answer."""
+        try:
+            completion = self._client.chat.completions.create(**self._params(request))
+        except openai.APITimeoutError:
+            raise failures.timeout_error("openai", self._model, self._timeout) from None
+        except openai.APIConnectionError as exc:
+            raise failures.connection_error(
+                "openai", self._model, self._endpoint, _cause_text(exc), self._key
+            ) from None
+        except openai.APIStatusError as exc:
+            raise failures.status_error(
+                "openai",
+                self._model,
+                exc.status_code,
+                failures.detail_from_body(exc.body),
+                self._key,
+            ) from None
+        except openai.APIResponseValidationError:
+            raise self._malformed() from None
+        if not isinstance(getattr(completion, "choices", None), list):
+            raise self._malformed()
+        try:
+            return self._normalize(completion, request)
+        except (AttributeError, TypeError, ValueError):
+            raise self._malformed() from None
+
+    def close(self) -> None:
+        """Release the SDK client's connections."""
+        self._client.close()
+
+    def _params(self, request: ModelRequest) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "model": self._model,
+            "messages": _messages(request),
+        }
+        if request.tools:
+            params["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": tool.name,
+                        "description": tool.description,
+                        "parameters": tool.parameters,
+                    },
+                }
+                for tool in request.tools
+            ]
+            params["tool_choice"] = request.tool_choice.value
+        if request.max_output_tokens is not None:
+            key = "max_completion_tokens" if self._official else "max_tokens"
+            params[key] = request.max_output_tokens
+        if request.temperature is not None:
+            params["temperature"] = request.temperature
+        return params
+
+    def _normalize(self, completion: Any, request: ModelRequest) -> ModelResponse:
+        if not completion.choices:
+            raise failures.empty_answer_error("openai", self._model, "no choices")
+        choice = completion.choices[0]
+        message = choice.message
+        digest = conversation_digest(request)
+        calls = tuple(
+            _tool_call(call, index, digest) for index, call in enumerate(message.tool_calls or [])
+        )
+        raw_finish = str(choice.finish_reason) if choice.finish_reason else None
+        finish = _FINISH.get(raw_finish or "", FinishReason.OTHER)
+        if calls and finish is FinishReason.STOP:
+            finish = FinishReason.TOOL_CALLS  # some compatible servers say "stop"
+        return ModelResponse(
+            text=message.content or "",
+            tool_calls=calls,
+            finish_reason=finish,
+            raw_finish_reason=raw_finish,
+            usage=_usage(completion.usage),
+            model=completion.model or self._model,
+        )
+
+    def _malformed(self) -> ProviderError:
+        return failures.malformed_answer_error("openai", self._model, self._endpoint)
+
+
+def _messages(request: ModelRequest) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    if request.system:
+        out.append({"role": "system", "content": request.system})
+    out.extend(_message(message) for message in request.messages)
+    return out
+
+
+def _message(message: Message) -> dict[str, Any]:
+    if isinstance(message, ToolResultMessage):
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    if isinstance(message, AssistantMessage):
+        empty = None if message.tool_calls else ""
+        out: dict[str, Any] = {"role": "assistant", "content": message.content or empty}
+        if message.tool_calls:
+            out["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments_json},
+                }
+                for call in message.tool_calls
+            ]
+        return out
+    return {"role": "user", "content": message.content}
+
+
+def _tool_call(call: Any, index: int, digest: str) -> ToolCall:
+    function = getattr(call, "function", None)
+    name = str(getattr(function, "name", None) or getattr(call, "name", "") or "")
+    raw = getattr(function, "arguments", None)
+    if function is None:  # a custom (free-text) tool call: not one of ours
+        raw = getattr(call, "input", None)
+    raw_text = raw if isinstance(raw, str) else ""
+    arguments, error = parse_arguments(raw_text)
+    call_id = getattr(call, "id", None) or synthetic_call_id(digest, index, name)
+    return ToolCall(
+        id=call_id,
+        name=name,
+        arguments=arguments,
+        arguments_json=raw_text or "{}",
+        arguments_error=error,
+    )
+
+
+def _usage(usage: Any) -> Usage:
+    if usage is None:
+        return Usage()
+    details = getattr(usage, "prompt_tokens_details", None)
+    return Usage.reported(
+        prompt=usage.prompt_tokens,
+        completion=usage.completion_tokens,
+        total=usage.total_tokens,
+        cache_read=getattr(details, "cached_tokens", None),
+        cache_write=getattr(details, "cache_write_tokens", None),
+    )
+
+
+def _cause_text(exc: BaseException) -> str:
+    cause = exc.__cause__ or exc.__context__
+    return f"{type(cause).__name__}: {cause}" if cause is not None else ""

@@ -1,0 +1,124 @@
+"""The llm_request task through Prefect: one retry on transient errors, none on permanent ones,
+every attempt counted, and the API key nowhere Prefect writes."""
+
+from __future__ import annotations
+
+import logging
+import os
+import traceback
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from reviewflow.errors import ProviderError, TransientProviderError
+from reviewflow.providers import ModelRequest, ModelResponse, ProviderPool, UserMessage
+from reviewflow.providers.failures import ProviderAuthError
+from reviewflow.providers.pool import ProviderHandle
+from tasks.llm import llm_request, request_model, retry_transient
+from tests.wire_server import TEST_KEY, Delay, HttpError, Text, WireServer
+
+REQUEST = ModelRequest(system="sys", messages=(UserMessage(content="hi"),))
+fast_llm_request = llm_request.with_options(retry_delay_seconds=0)
+
+SCENARIOS: dict[str, tuple[list[Any], int, type[Exception] | None]] = {
+    "429-then-200": ([HttpError(429), Text("ok")], 2, None),
+    "500-twice": ([HttpError(500), HttpError(500)], 2, TransientProviderError),
+    "401": ([HttpError(401), Text("never")], 1, ProviderAuthError),
+    "timeout-then-200": ([Delay(5), Text("ok")], 2, None),
+}
+
+
+def test_task_declares_its_policy() -> None:
+    from prefect.cache_policies import NO_CACHE
+
+    assert llm_request.retries == 1
+    assert llm_request.retry_condition_fn is retry_transient
+    assert llm_request.cache_policy is NO_CACHE
+    assert llm_request.persist_result is False
+    assert fast_llm_request.retry_condition_fn is retry_transient
+
+
+def test_plain_function_needs_no_prefect(wire: WireServer) -> None:
+    wire.script("openai", [Text("plain"), HttpError(429)])
+    with ProviderPool(wire.settings("openai"), 1) as pool:
+        assert llm_request.fn(pool.handle, REQUEST).text == "plain"
+        with pytest.raises(TransientProviderError):  # no Prefect, no retry
+            request_model(pool.handle, REQUEST)
+    assert pool.meter.totals().requests == 2
+    wire.assert_done()
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+def test_retries_through_prefect(
+    prefect_tasks: None, wire: WireServer, protocol: str, scenario: str
+) -> None:
+    replies, expected_requests, error = SCENARIOS[scenario]
+    wire.script(protocol, replies)
+    with ProviderPool(wire.settings(protocol, timeout=0.4), 2) as pool:
+        if error is None:
+            assert fast_llm_request(pool.handle, REQUEST).text == "ok"
+        else:
+            with pytest.raises(error) as caught:
+                fast_llm_request(pool.handle, REQUEST)
+            assert TEST_KEY not in "".join(traceback.format_exception(caught.value))
+    assert len(wire.requests(protocol)) == expected_requests
+    assert pool.meter.totals().requests == expected_requests
+
+
+def _scan(paths: list[Path], secret: bytes) -> list[Path]:
+    hits = []
+    for root in paths:
+        files = [root] if root.is_file() else [p for p in root.rglob("*") if p.is_file()]
+        hits += [f for f in files if secret in f.read_bytes()]
+    return hits
+
+
+def test_api_key_never_reaches_logs_database_or_results(
+    prefect_harness: None,
+    wire: WireServer,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    from prefect import flow
+    from prefect.artifacts import create_markdown_artifact
+    from prefect.logging.loggers import get_run_logger
+    from prefect.settings import (
+        PREFECT_HOME,
+        PREFECT_LOCAL_STORAGE_PATH,
+        PREFECT_SERVER_DATABASE_CONNECTION_URL,
+    )
+
+    @flow(name="key-scan", persist_result=True)
+    def key_scan(handle: ProviderHandle) -> str:
+        failed = fast_llm_request(handle, REQUEST, return_state=True)
+        error = failed.result(raise_on_failure=False)
+        assert isinstance(error, ProviderError)
+        answer: ModelResponse = fast_llm_request(handle, REQUEST)
+        get_run_logger().info("first: %s; then: %s", error, answer.text)
+        create_markdown_artifact(f"{error}\n\n{answer.text}", key="key-scan")
+        return f"{error!r} {answer!r}"
+
+    for name in (None, "prefect", "openai", "anthropic", "google_genai", "httpx", "httpx2"):
+        caplog.set_level(logging.DEBUG, logger=name)
+    wire.script("anthropic", [HttpError(401), Text("fine")])
+    with ProviderPool(wire.settings("anthropic"), 2) as pool:
+        state = key_scan(pool.handle, return_state=True)
+        summary = state.result()
+    assert state.is_completed()
+    assert [r.credential for r in wire.requests("anthropic")] == [TEST_KEY, TEST_KEY]
+    assert "[REDACTED]" in summary and TEST_KEY not in summary
+
+    from prefect.logging.handlers import APILogWorker
+
+    APILogWorker.drain_all()
+    out, err = capfd.readouterr()
+    assert TEST_KEY not in out + err
+    assert TEST_KEY not in caplog.text
+    assert all(TEST_KEY not in str(r.__dict__) for r in caplog.records)
+    database = Path(PREFECT_SERVER_DATABASE_CONNECTION_URL.value().split(":///", 1)[1])
+    roots = [PREFECT_HOME.value(), PREFECT_LOCAL_STORAGE_PATH.value(), database.parent]
+    roots = [Path(r) for r in roots if Path(r).exists()]
+    assert database.exists() and database.stat().st_size > 0
+    assert _scan(roots, TEST_KEY.encode()) == []
+    assert os.environ.get("ANTHROPIC_API_KEY") is None  # the key only ever lived in the pool

@@ -1,0 +1,235 @@
+"""A scripted local HTTP server speaking each model protocol's wire format, as the SDKs do.
+
+    with WireServer() as wire:
+        wire.script("openai", [ToolCalls(Call("file_read", {"file_path": "a.py"})), Text("done")])
+        provider = create_provider(wire.settings("openai"))
+        ...
+        assert wire.requests("openai")[1].body["messages"][-1]["role"] == "tool"
+
+Every request consumes one scripted reply of its protocol (`ToolCalls`, `Text`, `HttpError`,
+`Delay`, `Disconnect`, `Empty`, `Raw`); an unscripted request gets HTTP 500 and is counted in
+`unexpected`. Every request is recorded (path, lower-cased headers, parsed JSON body).
+Error bodies echo the credential the server received, so tests can prove redaction.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import threading
+from collections import deque
+from collections.abc import Iterable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+from pydantic import SecretStr
+
+from reviewflow.config import ModelSettings, Protocol
+from tests.wire_server.formats import error_body, render
+from tests.wire_server.replies import (
+    AUTO_ID,
+    PROTOCOLS,
+    TEST_KEY,
+    Call,
+    Delay,
+    Disconnect,
+    Empty,
+    HttpError,
+    Raw,
+    RecordedRequest,
+    Reply,
+    Text,
+    ToolCalls,
+    WireUsage,
+)
+
+__all__ = [
+    "AUTO_ID",
+    "PROTOCOLS",
+    "TEST_KEY",
+    "Call",
+    "Delay",
+    "Disconnect",
+    "Empty",
+    "HttpError",
+    "Raw",
+    "RecordedRequest",
+    "Reply",
+    "Text",
+    "ToolCalls",
+    "WireServer",
+    "WireUsage",
+]
+
+_GEMINI_PATH = re.compile(r"/models/(?P<model>[^/:]+):generateContent$")
+
+
+class WireServer:
+    """The scripted server on 127.0.0.1 (a free port); use as a context manager."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._scripts: dict[str, deque[Reply]] = {p: deque() for p in PROTOCOLS}
+        self._records: list[RecordedRequest] = []
+        self._ids = itertools.count(1)
+        self.stopping = threading.Event()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.unexpected = 0
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._httpd.daemon_threads = True
+        self._httpd.wire = self  # type: ignore[attr-defined]
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def base_url(self, protocol: str) -> str:
+        """The endpoint to configure for `protocol` (OpenAI's carries its `/v1`)."""
+        return f"{self.url}/v1" if protocol == "openai" else self.url
+
+    def settings(
+        self,
+        protocol: str,
+        name: str = "test-model",
+        timeout: float = 5.0,
+        key: str | None = TEST_KEY,
+    ) -> ModelSettings:
+        """Model settings pointing at this server."""
+        return ModelSettings(
+            protocol=Protocol(protocol),
+            name=name,
+            endpoint=self.base_url(protocol),
+            timeout=timeout,
+            api_key=SecretStr(key) if key else None,
+        )
+
+    def script(self, protocol: str, replies: Iterable[Reply]) -> None:
+        """Queue replies for the next requests of `protocol`."""
+        with self._lock:
+            self._scripts[protocol].extend(replies)
+
+    def requests(self, protocol: str | None = None) -> list[RecordedRequest]:
+        """The recorded requests, oldest first."""
+        with self._lock:
+            return [r for r in self._records if protocol in (None, r.protocol)]
+
+    def pending(self, protocol: str) -> int:
+        with self._lock:
+            return len(self._scripts[protocol])
+
+    def assert_done(self) -> None:
+        """Every scripted reply was used and no request came unscripted."""
+        with self._lock:
+            left = {p: len(q) for p, q in self._scripts.items() if q}
+        assert not left, f"scripted replies not used: {left}"
+        assert self.unexpected == 0, f"{self.unexpected} unscripted request(s)"
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    def _begin(self, record: RecordedRequest) -> Reply | None:
+        with self._lock:
+            self._records.append(record)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            queue = self._scripts.get(record.protocol)
+            if not queue:
+                self.unexpected += 1
+                return None
+            return queue.popleft()
+
+    def _end(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def __enter__(self) -> WireServer:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stopping.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    timeout = 30
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    @property
+    def wire(self) -> WireServer:
+        return self.server.wire  # type: ignore[attr-defined]
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else None
+        except json.JSONDecodeError:
+            body = raw.decode("utf-8", "replace")
+        path = self.path.split("?", 1)[0]
+        protocol, model = _route(path, body)
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        record = RecordedRequest(protocol, path, headers, body, model)
+        reply = self.wire._begin(record)
+        try:
+            self._answer(record, reply)
+        finally:
+            self.wire._end()
+
+    def _answer(self, record: RecordedRequest, reply: Reply | None) -> None:
+        while isinstance(reply, Delay):
+            if self.wire.stopping.wait(reply.seconds):
+                return
+            reply = reply.then
+        if isinstance(reply, Disconnect):
+            self.close_connection = True
+            return
+        if reply is None:
+            status, payload = 500, error_body(record, 500, "wire server: no scripted reply")
+        else:
+            status, payload = render(record, reply, self.wire.next_id())
+        extra = reply.headers if isinstance(reply, HttpError) else {}
+        self._send(status, payload, extra)
+
+    def _send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
+        try:
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+        except OSError:  # the client gave up (timeout) and closed the socket
+            self.close_connection = True
+
+
+def _route(path: str, body: Any) -> tuple[str, str]:
+    model = body.get("model", "") if isinstance(body, dict) else ""
+    if path.endswith("/chat/completions"):
+        return "openai", str(model)
+    if path.endswith("/v1/messages"):
+        return "anthropic", str(model)
+    match = _GEMINI_PATH.search(path)
+    if match:
+        return "gemini", match.group("model")
+    return "unknown", str(model)
