@@ -83,6 +83,9 @@ def cmd_review(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     config = load_config(home, env, flag_overrides(args))
     if args.preview:
         return run_preview(request, config, home, env, args.json_path)
+    from reviewflow.providers.factory import check_settings
+
+    check_settings(config.model)  # a placeholder model or a missing key fails before Prefect
     os.environ.update(QUIET_PREFECT_ENV)
     from flows.review import run_review  # deferred: importing Prefect costs ~1 s
 
@@ -149,8 +152,8 @@ def _config_test(config: Config) -> int:
     from reviewflow.providers.doctor import check_model
 
     report = check_model(config)
-    sys.stdout.write(report.render())
-    return 0 if report.ok else 2
+    sys.stdout.write(report.render() + "\n")
+    return report.exit_code
 
 
 def cmd_version() -> int:

@@ -19,6 +19,7 @@ os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="reviewflow-prefec
 os.environ["PREFECT_SERVER_LOGGING_LEVEL"] = "CRITICAL"
 
 from tests.gitutil import GitRepo
+from tests.wire_server import WireServer
 
 _SCRUBBED = (
     "CI",
@@ -116,3 +117,10 @@ def prefect_harness() -> Iterator[None]:
         temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}),
     ):
         yield
+
+
+@pytest.fixture
+def wire() -> Iterator[WireServer]:
+    """A scripted model server on 127.0.0.1 speaking all three protocols."""
+    with WireServer() as server:
+        yield server

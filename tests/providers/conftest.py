@@ -6,14 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.wire_server import PROTOCOLS, WireServer
-
-
-@pytest.fixture
-def wire() -> Iterator[WireServer]:
-    """A scripted model server on 127.0.0.1 speaking all three protocols."""
-    with WireServer() as server:
-        yield server
+from tests.wire_server import PROTOCOLS
 
 
 @pytest.fixture(params=PROTOCOLS)

@@ -1,0 +1,67 @@
+"""`config test` and a model review's early checks, through the CLI against the wire server."""
+
+from __future__ import annotations
+
+import pytest
+
+from flows.cli import main
+from tests.gitutil import GitRepo
+from tests.wire_server import TEST_KEY, HttpError, Text, WireServer
+
+
+def use_wire(monkeypatch: pytest.MonkeyPatch, wire: WireServer, protocol: str) -> None:
+    monkeypatch.setenv("REVIEWFLOW_MODEL_PROTOCOL", protocol)
+    monkeypatch.setenv("REVIEWFLOW_MODEL_NAME", "test-model")
+    monkeypatch.setenv("REVIEWFLOW_MODEL_ENDPOINT", wire.base_url(protocol))
+    monkeypatch.setenv("REVIEWFLOW_MODEL_API_KEY", TEST_KEY)
+    monkeypatch.setenv("REVIEWFLOW_MODEL_TIMEOUT", "5s")
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic", "gemini"])
+def test_config_test_reports_success(
+    wire: WireServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    protocol: str,
+) -> None:
+    use_wire(monkeypatch, wire, protocol)
+    wire.script(protocol, [Text("OK")])
+    assert main(["config", "test"]) == 0
+    out = capsys.readouterr().out
+    assert "OK" in out and TEST_KEY not in out
+    assert len(wire.requests()) == 1
+
+
+def test_config_test_explains_a_rejected_key(
+    wire: WireServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    use_wire(monkeypatch, wire, "openai")
+    wire.script("openai", [HttpError(401)])
+    assert main(["config", "test"]) == 2
+    out = capsys.readouterr().out
+    assert "FAILED" in out and "key" in out.lower()
+    assert TEST_KEY not in out
+
+
+def test_config_test_with_the_placeholder_model(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", "test"]) == 2
+    assert "model.name" in capsys.readouterr().out
+
+
+def test_review_refuses_the_placeholder_model_before_prefect(
+    repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo.write("a.py", "x = 1\n")
+    assert main(["review", "--repo", str(repo.root)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "reviewflow config set model.name" in err and "REVIEWFLOW_MODEL_NAME" in err
+
+
+def test_review_refuses_a_missing_key(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("REVIEWFLOW_MODEL_PROTOCOL", "anthropic")
+    monkeypatch.setenv("REVIEWFLOW_MODEL_NAME", "claude-test")
+    assert main(["review", "--repo", str(repo.root)]) == 2
+    assert "ANTHROPIC_API_KEY" in capsys.readouterr().err
