@@ -73,7 +73,15 @@ class SystemCatalog:
     def _index(self) -> tuple[GlobSet, tuple[int, ...]]:
         patterns = [p for rule in self.rules for p in rule.paths]
         owners = tuple(i for i, rule in enumerate(self.rules) for _ in rule.paths)
-        return GlobSet(patterns), owners
+        try:
+            return GlobSet(patterns), owners
+        except ValueError as exc:  # name the rule: compile them one by one
+            for rule in self.rules:
+                try:
+                    GlobSet(rule.paths)
+                except ValueError as rule_exc:
+                    raise RulesError(f"invalid system rule {rule.name}: {rule_exc}") from None
+            raise RulesError(f"invalid system rules: {exc}") from None
 
     def match(self, path: str) -> tuple[SystemRule, str] | None:
         """The first system rule matching `path` and the pattern that matched."""
@@ -110,10 +118,6 @@ def parse_skill(name: str, text: str) -> SystemRule:
     if not front.description.strip() or not body:
         raise RulesError(f"invalid system rule {name}: empty description or body")
     meta = front.metadata
-    try:
-        GlobSet(meta.paths)
-    except ValueError as exc:
-        raise RulesError(f"invalid system rule {name}: {exc}") from None
     priority = DEFAULT_PRIORITY[meta.kind] if meta.priority is None else meta.priority
     return SystemRule(
         name=name,

@@ -109,7 +109,6 @@ def test_parse_skill_fields() -> None:
         (_doc(description="''"), "description"),
         (_doc(kind="dialect"), "metadata.kind"),
         (_doc(paths="[]"), "metadata.paths"),
-        (_doc(paths='["!x"]'), "invalid glob"),
         (_doc(body=""), "empty description or body"),
         ("---\nname: [unclosed\n---\nbody\n", "bad YAML"),
         ("---\n- a list\n---\nbody\n", "python"),
@@ -119,6 +118,12 @@ def test_invalid_skill_documents(text: str, needle: str) -> None:
     with pytest.raises(RulesError, match="invalid system rule python") as info:
         parse_skill("python", text)
     assert needle in str(info.value)
+
+
+def test_invalid_glob_is_reported_with_the_rule_name() -> None:
+    catalog = SystemCatalog((parse_skill("python", _doc(paths='["!x"]')),))
+    with pytest.raises(RulesError, match="invalid system rule python: invalid glob"):
+        catalog.match("a.py")
 
 
 def test_skill_text_helper_round_trips() -> None:
