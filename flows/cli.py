@@ -161,7 +161,7 @@ def cmd_version() -> int:
 
     info = version_info()
     sys.stdout.write(
-        f"reviewflow {info['version']} (commit {info['commit']}, built {info['build_time']})\n"
+        f"reviewflow {info['version']} (commit {info['commit']}, build time {info['build_time']})\n"
     )
     return 0
 

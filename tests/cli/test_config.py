@@ -174,3 +174,28 @@ def test_bad_config_file(
 def test_config_model_rejects_unknown_keys() -> None:
     with pytest.raises(ValueError):
         Config.model_validate({"review": {"surprise": 1}})
+
+
+def test_version_names_version_commit_and_build_time(capsys: pytest.CaptureFixture[str]) -> None:
+    from reviewflow import __version__
+
+    assert main(["version"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"reviewflow {__version__} (commit ")
+    assert "build time " in out
+
+
+def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (
+        [],
+        ["review"],
+        ["rules"],
+        ["rules", "check"],
+        ["config"],
+        ["config", "set"],
+        ["version"],
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            main([*argv, "--help"])
+        assert exit_info.value.code == 0
+        assert "usage: reviewflow" in capsys.readouterr().out
