@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import shutil
 import sys
-from collections.abc import Mapping, Sequence
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,12 +87,30 @@ def cmd_review(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     if args.preview:
         return run_preview(request, config, home, env, args.json_path)
     from reviewflow.providers.factory import check_settings
+    from reviewflow.scope import collect, select
 
     check_settings(config.model)  # a placeholder model or a missing key fails before Prefect
-    os.environ.update(QUIET_PREFECT_ENV)
-    from flows.review import run_review  # deferred: importing Prefect costs ~1 s
+    with stdin_saved(request) as effective:
+        # Bad input (repository, refs, diff, rules, trust) fails here with one line, before
+        # Prefect starts its API; the flow's own tasks then repeat this cheap front half.
+        select(collect(effective, config.review.context_lines), effective, home, env)
+        os.environ.update(QUIET_PREFECT_ENV)
+        from flows.review import run_review  # deferred: importing Prefect costs ~1 s
 
-    return run_review(request, config, home)
+        return run_review(effective, config)
+
+
+@contextlib.contextmanager
+def stdin_saved(request: ReviewRequest) -> Iterator[ReviewRequest]:
+    """A diff on stdin, saved to a private temporary file that the flow's tasks can read."""
+    if request.diff_source != "-":
+        yield request
+        return
+    with tempfile.TemporaryDirectory(prefix="reviewflow-diff-") as tmpdir:
+        path = Path(tmpdir) / "stdin.diff"
+        with open(path, "wb") as handle:
+            shutil.copyfileobj(sys.stdin.buffer, handle)
+        yield request.model_copy(update={"diff_source": str(path)})
 
 
 def run_preview(

@@ -9,11 +9,6 @@ if __name__ == "__main__":  # hand over to the CLI before paying for the Prefect
 
     raise SystemExit(main(["review", *sys.argv[1:]]))
 
-import contextlib
-import shutil
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from prefect import flow
@@ -41,30 +36,10 @@ def review(request: ReviewRequest, config: Config) -> dict[str, Any]:
     return preview_document(scope, request)
 
 
-@contextlib.contextmanager
-def _stdin_as_file(request: ReviewRequest) -> Iterator[ReviewRequest]:
-    """A diff on stdin is saved to a private temporary file the flow can read."""
-    if request.diff_source != "-":
-        yield request
-        return
-    tmpdir = tempfile.mkdtemp(prefix="reviewflow-diff-")
-    try:
-        path = Path(tmpdir) / "stdin.diff"
-        with open(path, "wb") as handle:
-            shutil.copyfileobj(sys.stdin.buffer, handle)
-        yield request.model_copy(update={"diff_source": str(path)})
-    finally:
-        shutil.rmtree(tmpdir, ignore_errors=True)
-
-
-def run_review(request: ReviewRequest, config: Config, home: Path) -> int:
+def run_review(request: ReviewRequest, config: Config) -> int:
     """Run the review flow locally and turn its outcome into an exit code."""
-    del home  # reports land in the home once the report stage exists
-    with (
-        _stdin_as_file(request) as effective,
-        temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}),
-    ):
-        review(effective, public_config(config))
+    with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+        review(request, public_config(config))
     raise ReviewError(
         "the model review stages are not part of this build yet: "
         "use --preview to see the files and rules a review covers"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -37,6 +38,7 @@ DEFAULT_ENDPOINTS = {
     "gemini": "https://generativelanguage.googleapis.com",
 }
 
+MAX_DURATION = 86400.0  # one day: longer is a typo, not a timeout
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
 
 
@@ -57,8 +59,8 @@ def parse_duration(value: object) -> float:
             raise ValueError(f"invalid duration {value!r} (use e.g. 120s, 2m, 1m30s)")
     else:
         raise ValueError("expected a duration such as 120s")
-    if seconds <= 0:
-        raise ValueError("duration must be positive")
+    if not math.isfinite(seconds) or seconds <= 0 or seconds > MAX_DURATION:
+        raise ValueError(f"duration must be positive and at most {MAX_DURATION:g}s")
     return seconds
 
 
@@ -118,6 +120,19 @@ class ModelSettings(_Section):
     api_key: SecretStr | None = None
     timeout: Duration = 120.0
 
+    @field_validator("api_key", mode="before")
+    @classmethod
+    def _clean_key(cls, value: object) -> object:
+        """Strip pasted whitespace; refuse control characters (without echoing the key)."""
+        if isinstance(value, SecretStr):
+            value = value.get_secret_value()
+        if value is None or not isinstance(value, str):
+            return value
+        value = value.strip()
+        if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+            raise ValueError("the API key contains control characters")
+        return value or None
+
     @field_validator("endpoint")
     @classmethod
     def _check_endpoint(cls, value: str | None) -> str | None:
@@ -167,6 +182,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
+    except UnicodeDecodeError:
+        raise ConfigError(f"cannot read config {path}: not UTF-8 text") from None
     except OSError as exc:
         raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc
     try:
@@ -283,6 +300,25 @@ def get_value(config: Config, key: str) -> Any:
     return config_as_dict(config, redact=False)[section][name]
 
 
+# Values taken as typed: never parsed as YAML (a key such as `@abc` or `- x` stays a string).
+_TEXT_KEYS = frozenset(
+    "model.name model.api_key model.endpoint model.timeout output.language output.json "
+    "output.markdown output.sarif output.report_dir".split()
+)
+
+
+def _parse_cli_value(key: str, raw: str) -> Any:
+    """The value `config set` stores: text as typed, or a YAML scalar/list; "" unsets."""
+    if not raw.strip():
+        return None
+    if key in _TEXT_KEYS:
+        return raw
+    try:
+        return yaml.safe_load(raw)
+    except yaml.YAMLError:
+        raise ConfigError(f"invalid value for '{key}': not a valid value") from None
+
+
 def set_value(home: Path, key: str, raw: str) -> Path:
     """Validate `raw` for `key`, store it in the config file (atomically, mode 0600)."""
     if key not in known_keys():
@@ -290,10 +326,7 @@ def set_value(home: Path, key: str, raw: str) -> Path:
     path = config_path(home)
     data = read_config_file(path)
     section, name = key.split(".", 1)
-    value: Any = yaml.safe_load(raw) if raw.strip() else None
-    if name in ("name", "api_key", "endpoint", "language") and value is not None:
-        value = raw
-    updated = merge(data, {section: {name: value}})
+    updated = merge(data, {section: {name: _parse_cli_value(key, raw)}})
     build_config(updated, "value")
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
     atomic_write_text(path, yaml.safe_dump(updated, sort_keys=False, allow_unicode=True))

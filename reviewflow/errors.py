@@ -29,6 +29,10 @@ class TrustError(ReviewError):
     """In CI, repository rules would be read from an untrusted ref."""
 
 
+class OutputError(ReviewError):
+    """A report or config file cannot be written."""
+
+
 class ProviderError(ReviewError):
     """A model request failed."""
 

@@ -114,7 +114,7 @@ def select_files(
 def _classify(
     diff: FileDiff, rules: RuleSet, worktree: Path | None
 ) -> tuple[ExcludeReason | None, str | None, str | None]:
-    problem = path_problem(diff.path, worktree)
+    problem = path_problem(diff.path, worktree, diff.is_symlink)
     if problem is not None:
         return ExcludeReason.INVALID_PATH, problem, None
     if diff.binary:
@@ -144,7 +144,7 @@ def is_supported(path: str) -> bool:
     return bool(dot) and ext in SUPPORTED_EXTENSIONS
 
 
-def path_problem(path: str, worktree: Path | None = None) -> str | None:
+def path_problem(path: str, worktree: Path | None = None, is_symlink: bool = False) -> str | None:
     """Why a diff path may not be reviewed (absolute, traversal, .git, escapes), or None."""
     if not path or "\x00" in path:
         return "empty or NUL in path"
@@ -157,7 +157,7 @@ def path_problem(path: str, worktree: Path | None = None) -> str | None:
         return "inside .git"
     if _CONTROL.search(path):
         return "control character in path"
-    if worktree is not None and _escapes(worktree, parts):
+    if worktree is not None and _escapes(worktree, parts, is_symlink):
         return "symlink escapes the repository"
     return None
 
@@ -169,8 +169,16 @@ def _has_drive(path: str) -> bool:
     return len(path) >= 2 and path[1] == ":" and path[0].isalpha()
 
 
-def _escapes(worktree: Path, parts: list[str]) -> bool:
-    """True when a parent directory of the path is a symlink resolving outside the worktree."""
+def _escapes(worktree: Path, parts: list[str], is_symlink: bool) -> bool:
+    """True when the working-tree file resolves outside the worktree or into `.git`.
+
+    A file the diff itself marks as a symlink is reviewed as its link text and never opened,
+    so only its parent directories must stay inside.
+    """
     root = os.path.realpath(worktree)
-    parent = os.path.realpath(os.path.join(root, *parts[:-1])) if len(parts) > 1 else root
-    return os.path.commonpath([root, parent]) != root
+    checked = parts[:-1] if is_symlink else parts
+    target = os.path.realpath(os.path.join(root, *checked))
+    if os.path.commonpath([root, target]) != root:
+        return True
+    inside = os.path.relpath(target, root).split(os.sep)
+    return bool(inside) and inside[0].lower() == ".git"

@@ -7,9 +7,20 @@ import os
 import tempfile
 from pathlib import Path
 
+from reviewflow.errors import OutputError
+
 
 def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o600) -> None:
     """Write `data` to a temporary file beside `path`, then rename it into place."""
+    try:
+        _write_then_rename(path, data, mode)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _write_then_rename(path: Path, data: bytes, mode: int) -> None:
+    if path.is_dir():
+        raise IsADirectoryError(21, "is a directory")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -9,6 +9,7 @@ from reviewflow.filtering import SelectedFile
 from reviewflow.request import ReviewRequest
 from reviewflow.rules.models import ResolvedRule
 from reviewflow.scope import Scope
+from reviewflow.textsafe import json_safe, terminal_text
 
 PREVIEW_SCHEMA_VERSION = "1"
 
@@ -53,9 +54,9 @@ def _file_record(selected: SelectedFile) -> dict[str, Any]:
 
 
 def preview_document(scope: Scope, request: ReviewRequest) -> dict[str, Any]:
-    """The preview as a JSON-able document."""
+    """The preview as a JSON-able document (non-UTF-8 name bytes shown as `\\xNN`)."""
     selection = scope.selection
-    return {
+    doc = {
         "schema_version": PREVIEW_SCHEMA_VERSION,
         "kind": "preview",
         "metadata": change_metadata(scope, request),
@@ -74,6 +75,8 @@ def preview_document(scope: Scope, request: ReviewRequest) -> dict[str, Any]:
             {"code": w.code, "message": w.message, "path": w.path} for w in scope.warnings
         ],
     }
+    safe: dict[str, Any] = json_safe(doc)
+    return safe
 
 
 def _describe_rule(rule: dict[str, Any]) -> str:
@@ -85,7 +88,11 @@ def _describe_rule(rule: dict[str, Any]) -> str:
 
 
 def render_preview(doc: dict[str, Any]) -> str:
-    """Plain-text preview for the console."""
+    """Plain-text preview for the console; names are escaped so they cannot drive the terminal."""
+    return terminal_text(_render(doc))
+
+
+def _render(doc: dict[str, Any]) -> list[str]:
     meta = doc["metadata"]
     lines = [f"Preview of {meta['mode']} change in {meta['repository']}"]
     if meta["base_sha"] or meta["head_sha"]:
@@ -93,7 +100,7 @@ def render_preview(doc: dict[str, Any]) -> str:
     if meta["trusted_ref"]:
         lines.append(f"  repository rules read from trusted ref {meta['trusted_ref']}")
     files = doc["files"]
-    lines.append(f"\nReviewed files ({len(files)}):")
+    lines += ["", f"Reviewed files ({len(files)}):"]
     width = max((len(f["path"]) for f in files), default=0)
     for item in files:
         extra = f"  [included by {item['included_by']}]" if item["included_by"] else ""
@@ -102,12 +109,12 @@ def render_preview(doc: dict[str, Any]) -> str:
             f"  {item['path']:<{width}}  {counts:>11}  {_describe_rule(item['rule'])}{extra}"
         )
     excluded = doc["excluded_files"]
-    lines.append(f"\nExcluded files ({len(excluded)}):")
+    lines += ["", f"Excluded files ({len(excluded)}):"]
     width = max((len(f["path"]) for f in excluded), default=0)
     for ex in excluded:
         detail = f" ({ex['detail']})" if ex["detail"] else ""
         lines.append(f"  {ex['path']:<{width}}  {ex['reason']}{detail}")
     if doc["warnings"]:
-        lines.append(f"\nWarnings ({len(doc['warnings'])}):")
+        lines += ["", f"Warnings ({len(doc['warnings'])}):"]
         lines.extend(f"  [{w['code']}] {w['message']}" for w in doc["warnings"])
-    return "\n".join(lines) + "\n"
+    return lines

@@ -12,6 +12,7 @@ from reviewflow.git.models import FileDiff, FileStatus
 from reviewflow.git.repo import find_repo_root
 from reviewflow.preview import rule_record
 from reviewflow.rules.loader import load_rules
+from reviewflow.textsafe import json_safe, terminal_text
 
 
 def check_path(
@@ -30,18 +31,21 @@ def check_path(
     selection = select_files([probe], rules)
     kept = selection.kept[0] if selection.kept else None
     excluded = selection.excluded[0] if selection.excluded else None
-    return {
-        "path": probe.path,
-        "repository": str(root),
-        "reviewed": kept is not None,
-        "reason": excluded.reason.value if excluded else None,
-        "detail": excluded.detail if excluded else (kept.included_by if kept else None),
-        "rule": rule_record(rules.resolve(probe.path)),
-        "rules": rules.describe(),
-        "warnings": [
-            {"code": w.code, "message": w.message, "path": w.path} for w in rules.warnings
-        ],
-    }
+    result: dict[str, Any] = json_safe(
+        {
+            "path": probe.path,
+            "repository": str(root),
+            "reviewed": kept is not None,
+            "reason": excluded.reason.value if excluded else None,
+            "detail": excluded.detail if excluded else (kept.included_by if kept else None),
+            "rule": rule_record(rules.resolve(probe.path)),
+            "rules": rules.describe(),
+            "warnings": [
+                {"code": w.code, "message": w.message, "path": w.path} for w in rules.warnings
+            ],
+        }
+    )
+    return result
 
 
 def render_check(result: dict[str, Any]) -> str:
@@ -58,4 +62,4 @@ def render_check(result: dict[str, Any]) -> str:
     if rule["merged_with"]:
         lines.append(f"merged:   system rule {rule['merged_with']}")
     lines.extend(f"warning:  {w['message']}" for w in result["warnings"])
-    return "\n".join(lines) + "\n"
+    return terminal_text(lines)

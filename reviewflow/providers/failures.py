@@ -29,10 +29,14 @@ class ModelNotFoundError(PermanentProviderError):
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """`text` with every secret replaced."""
+    """`text` with every secret replaced, also as escaped (repr/JSON) or stripped text."""
     for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, REDACTED)
+        if not secret:
+            continue
+        forms = {secret, secret.strip(), repr(secret)[1:-1], json.dumps(secret)[1:-1]}
+        for form in sorted(forms, key=len, reverse=True):
+            if len(form) >= 4:
+                text = text.replace(form, REDACTED)
     return text
 
 

@@ -199,3 +199,52 @@ def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
             main([*argv, "--help"])
         assert exit_info.value.code == 0
         assert "usage: reviewflow" in capsys.readouterr().out
+
+
+def test_set_takes_text_values_as_typed(rf_home: Path) -> None:
+    set_value(rf_home, "model.api_key", "@SECRET-KEY-9f8e7d")
+    set_value(rf_home, "model.name", "- [x")
+    config = load_config(rf_home, {})
+    assert config.model.api_key is not None
+    assert config.model.api_key.get_secret_value() == "@SECRET-KEY-9f8e7d"
+    assert config.model.name == "- [x"
+    set_value(rf_home, "output.sarif", "")
+    assert load_config(rf_home, {}).output.sarif is None
+
+
+def test_set_with_unparsable_value_is_one_line(
+    rf_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["config", "set", "review.fail_on", "[critical"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "review.fail_on" in err and "[critical" not in err
+
+
+@pytest.mark.parametrize("raw", ["sk-secret-123\n", "  sk-secret-123\r\n", "\tsk-secret-123 "])
+def test_pasted_whitespace_around_the_key_is_stripped(rf_home: Path, raw: str) -> None:
+    config = load_config(rf_home, {"REVIEWFLOW_MODEL_API_KEY": raw})
+    assert config.model.api_key is not None
+    assert config.model.api_key.get_secret_value() == "sk-secret-123"
+
+
+def test_control_characters_in_the_key_are_refused_without_echo(rf_home: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(rf_home, {"REVIEWFLOW_MODEL_API_KEY": "sk-sec\x00ret-123"})
+    assert "control characters" in str(info.value)
+    assert "ret-123" not in str(info.value)
+
+
+@pytest.mark.parametrize("value", [".inf", ".nan", "1e9", "-1"])
+def test_timeout_must_be_finite_and_sane(rf_home: Path, value: str) -> None:
+    with pytest.raises(ConfigError, match=r"model\.timeout"):
+        set_value(rf_home, "model.timeout", value)
+    write_config(rf_home, f"model:\n  timeout: {value}\n")
+    with pytest.raises(ConfigError, match=r"model\.timeout"):
+        load_config(rf_home, {})
+
+
+def test_non_utf8_config_is_one_line(rf_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (rf_home / "config.yaml").write_bytes(b"review:\n  context_lines: 3 # caf\xe9\n")
+    assert main(["config", "show"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not UTF-8" in err

@@ -67,3 +67,10 @@ def test_error_text_is_redacted_and_one_line() -> None:
         str(error) == "openai model 'm': HTTP 401 (API key rejected): bad key [REDACTED] line two"
     )
     assert redact("abc", [None, ""]) == "abc"
+
+
+def test_escaped_and_stripped_forms_of_the_key_are_redacted() -> None:
+    key = "sk-SECRET-12345\n"
+    text = "Illegal header value b'Bearer sk-SECRET-12345\\n' and \"sk-SECRET-12345\\n\""
+    assert "SECRET" not in redact(text, [key])
+    assert "SECRET" not in redact("plain sk-SECRET-12345 here", [key])

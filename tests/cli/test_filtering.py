@@ -1,0 +1,121 @@
+"""Filter order, reason codes and path safety (000 §6, §12)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from flows.cli import main
+from reviewflow.filtering import is_supported, path_problem
+from tests.cli.test_preview import binary_stdin
+from tests.gitutil import GitRepo
+
+
+@pytest.mark.parametrize(
+    ("path", "problem"),
+    [
+        ("/etc/passwd", "absolute path"),
+        ("C:/x.py", "absolute path"),
+        ("a/../b.py", "path traversal or empty component"),
+        ("./a.py", "path traversal or empty component"),
+        ("a//b.py", "path traversal or empty component"),
+        (".git/config", "inside .git"),
+        (".GIT/hooks/pre-commit", "inside .git"),
+        ("evil\x1b[2J.py", "control character in path"),
+        ("line\nbreak.py", "control character in path"),
+        ("", "empty or NUL in path"),
+        ("ok/name with spaces and ünïcode.py", None),
+        ("tab\there.py", None),
+    ],
+)
+def test_path_problems(path: str, problem: str | None) -> None:
+    assert path_problem(path) == problem
+
+
+@pytest.mark.parametrize(
+    ("path", "supported"),
+    [
+        ("Dockerfile", True),
+        ("docker/Dockerfile.prod", True),
+        ("build/Makefile", True),
+        ("pom.xml", True),
+        ("app/build.gradle", True),
+        ("package.json", True),
+        ("Cargo.toml", True),
+        ("Jenkinsfile", True),
+        ("src/Main.KT", True),
+        ("README.md", False),
+        ("data.json", False),
+        ("image.png", False),
+        ("LICENSE", False),
+    ],
+)
+def test_supported_files(path: str, supported: bool) -> None:
+    assert is_supported(path) is supported
+
+
+def test_symlinks_escaping_the_worktree(repo: GitRepo, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("TOKEN = 1\n")
+    repo.symlink("evil.py", str(outside / "secret.py"))
+    repo.symlink("linkdir", str(outside))
+    repo.symlink("cfg.py", ".git/config")
+    repo.write("inside.py", "x = 1\n")
+    repo.symlink("alias.py", "inside.py")
+    root = repo.root
+    assert path_problem("evil.py", root) == "symlink escapes the repository"
+    assert path_problem("linkdir/secret.py", root) == "symlink escapes the repository"
+    assert path_problem("cfg.py", root) == "symlink escapes the repository"
+    assert path_problem("alias.py", root) is None
+    # A file the diff marks as a symlink is reviewed as link text, never opened.
+    assert path_problem("evil.py", root, is_symlink=True) is None
+    assert path_problem("linkdir/secret.py", root, is_symlink=True) is not None
+
+
+def test_stdin_diff_cannot_reach_outside_through_a_symlink(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside = tmp_path / "outside.py"
+    outside.write_text("secret = 1\n")
+    repo.symlink("evil.py", str(outside))
+    repo.write("good.py", "x = 1\n")
+    repo.commit("base")
+    diff = (
+        "--- a/evil.py\n+++ b/evil.py\n@@ -1 +1 @@\n-secret = 1\n+secret = 2\n"
+        "--- a/good.py\n+++ b/good.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
+    )
+    monkeypatch.setattr(sys, "stdin", binary_stdin(diff.encode()))
+    out = tmp_path / "p.json"
+    args = ["review", "--preview", "--repo", str(repo.root), "--diff", "-", "--json", str(out)]
+    assert main(args) == 0
+    doc = json.loads(out.read_text())
+    assert [f["path"] for f in doc["files"]] == ["good.py"]
+    assert doc["excluded_files"][0]["reason"] == "invalid_path"
+
+
+def test_filter_order_is_the_spec_order(repo: GitRepo, tmp_path: Path) -> None:
+    """A deleted binary is `binary`; an excluded deleted file is `deleted`; include bypasses."""
+    repo.write("old.bin", b"\x00\x01")
+    repo.write("gone.py", "x = 1\n")
+    repo.write("tests/test_keep.py", "def test(): pass\n")
+    repo.commit("base")
+    (repo.root / "old.bin").unlink()
+    (repo.root / "gone.py").unlink()
+    repo.write("tests/test_keep.py", "def test(): assert 1\n")
+    repo.write("notes.txt", "todo\n")
+    repo.write(
+        ".reviewflow/rules.json",
+        json.dumps({"exclude": ["gone.py", "notes.txt"], "include": ["tests/**"]}),
+    )
+    out = tmp_path / "p.json"
+    assert main(["review", "--preview", "--repo", str(repo.root), "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    reasons = {e["path"]: e["reason"] for e in doc["excluded_files"]}
+    assert reasons["old.bin"] == "binary"
+    assert reasons["gone.py"] == "deleted"
+    assert reasons["notes.txt"] == "user_exclude"
+    assert [f["path"] for f in doc["files"]] == ["tests/test_keep.py"]
