@@ -55,11 +55,24 @@ def _status(head: FileHeader) -> tuple[FileStatus, str | None, str | None]:
     return FileStatus.MODIFIED, path, old if head.git and old is not None else path
 
 
+def _similarity(value: str | None) -> int | None:
+    """The percentage of a `similarity index N%` line; None when it is not 0-100%."""
+    if value is None or not value.endswith("%"):
+        return None
+    digits = value[:-1]
+    if not (digits.isascii() and digits.isdigit() and len(digits) <= 3):
+        return None
+    number = int(digits)
+    return number if number <= 100 else None
+
+
 def to_file_diff(head: FileHeader, hunks: tuple[Hunk, ...]) -> FileDiff:
     """The FileDiff one file's header and hunks describe (ValueError without a name)."""
     status, path, old_path = _status(head)
     if not path:
         raise ValueError("cannot tell the file name from the file header")
+    if "\0" in path or (old_path is not None and "\0" in old_path):
+        raise ValueError("NUL byte in a file name")  # no file system (nor git) allows one
     index_mode = None
     if head.index is not None:
         _, _, index_mode = head.index.partition(" ")
@@ -69,9 +82,7 @@ def to_file_diff(head: FileHeader, hunks: tuple[Hunk, ...]) -> FileDiff:
         old_mode = None
     elif status == FileStatus.DELETED:
         new_mode = None
-    similarity = None
-    if head.similarity is not None:
-        similarity = int(head.similarity.rstrip("%")) if head.similarity[:-1].isdigit() else None
+    similarity = _similarity(head.similarity)
     link_mode = old_mode if status == FileStatus.DELETED else new_mode
     return FileDiff(
         path=path,

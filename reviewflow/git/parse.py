@@ -278,7 +278,11 @@ def _body(it: Iterator[str], no: int, old_left: int, new_left: int) -> tuple[lis
     raise _fail(no + len(out), f"hunk truncated at end of input: {missing}")
 
 
-_HUNK_HEADER = re.compile(r"@@ -([0-9]+)(?:,([0-9]+))? \+([0-9]+)(?:,([0-9]+))? @@(.*)", re.DOTALL)
+# Line numbers and counts have at most 10 digits: a longer number is no real file's (and
+# `int()` refuses strings over 4300 digits with a ValueError).
+_HUNK_HEADER = re.compile(
+    r"@@ -([0-9]{1,10})(?:,([0-9]{1,10}))? \+([0-9]{1,10})(?:,([0-9]{1,10}))? @@(.*)", re.DOTALL
+)
 
 
 def _hunk_header(line: str, lineno: int) -> tuple[int, int, int, int, str]:

@@ -14,7 +14,7 @@ from reviewflow.errors import ConfigError, DiffParseError, GitError
 from reviewflow.git.headers import merge_same_path
 from reviewflow.git.models import Change, ChangeSpec, DiffMode, FileDiff
 from reviewflow.git.parse import parse_unified_diff
-from reviewflow.git.runner import diff_flags, run_git, stream_diff
+from reviewflow.git.runner import diff_flags, run_git, stream_diff, stream_tree_diff
 from reviewflow.git.untracked import untracked_files
 
 
@@ -63,20 +63,27 @@ def resolve_commit(repo: git.Repo, ref: str) -> str:
     return sha
 
 
-def _diff(
-    root: Path, spec: ChangeSpec, digest: hashlib._Hash, *refs: str
+def _diff_args(spec: ChangeSpec, *refs: str) -> list[str]:
+    return ["diff", *diff_flags(spec.context_lines), "--end-of-options", *refs, "--"]
+
+
+def _tree_diff(
+    root: Path, spec: ChangeSpec, digest: hashlib._Hash, old: str, new: str
 ) -> tuple[list[FileDiff], list[str]]:
-    args = ["diff", *diff_flags(spec.context_lines), "--end-of-options", *refs, "--"]
-    return stream_diff(root, args, digest)
+    """Diff two commits (or trees) without reading the repository's `.gitattributes`."""
+    return stream_tree_diff(root, _diff_args(spec, old, new), digest)
 
 
 def _workspace(repo: git.Repo, root: Path, spec: ChangeSpec, digest: hashlib._Hash) -> _Result:
+    # Diffs against the working tree read the `.gitattributes` of the user's own checkout,
+    # as git itself does. In CI (where the checkout is the change under review) the trusted
+    # path is range or commit mode, whose tree-to-tree diffs ignore in-tree attributes.
     head = _try_resolve(repo, "HEAD")
     if head is None:  # unborn: nothing committed yet, review what is staged
         args = ["diff", *diff_flags(spec.context_lines), "--cached", "--"]
         files, warnings = stream_diff(root, args, digest)
     else:
-        files, warnings = _diff(root, spec, digest, head)
+        files, warnings = stream_diff(root, _diff_args(spec, head), digest)
     extra, unreadable = untracked_files(root, digest)
     return _Result(merge_same_path(files + extra), head, head, None, warnings + unreadable)
 
@@ -86,9 +93,9 @@ def _commit(repo: git.Repo, root: Path, spec: ChangeSpec, digest: hashlib._Hash)
     parent = _try_resolve(repo, f"{sha}^1")
     if parent is None:  # a root commit: everything it holds is added
         empty_tree = run_git(root, ["hash-object", "-t", "tree", "--stdin"]).decode().strip()
-        files, warnings = _diff(root, spec, digest, empty_tree, sha)
+        files, warnings = _tree_diff(root, spec, digest, empty_tree, sha)
     else:
-        files, warnings = _diff(root, spec, digest, parent, sha)
+        files, warnings = _tree_diff(root, spec, digest, parent, sha)
     return _Result(files, parent, sha, sha, warnings)
 
 
@@ -106,7 +113,7 @@ def _range(repo: git.Repo, root: Path, spec: ChangeSpec, digest: hashlib._Hash) 
         raise GitError(
             f"no merge base between '{spec.from_ref}' and '{spec.to_ref}' (unrelated histories)"
         )
-    files, warnings = _diff(root, spec, digest, base, end)
+    files, warnings = _tree_diff(root, spec, digest, base, end)
     return _Result(files, base, end, end, warnings)
 
 

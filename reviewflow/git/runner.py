@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from reviewflow.errors import GitError
@@ -36,6 +37,7 @@ _DROPPED_ENV = (
     "GIT_PREFIX",
     "GIT_DIFF_PATH_COUNTER",
     "GIT_DIFF_PATH_TOTAL",
+    "GIT_ATTR_SOURCE",  # git >= 2.40: would read attributes from a tree (in CI, the change's)
     "LANGUAGE",
 )
 _CHUNK = 1 << 18
@@ -68,12 +70,12 @@ def git_env() -> dict[str, str]:
     return env
 
 
-def git_command(args: Sequence[str]) -> list[str]:
-    """`git` with the fixed `-c` format settings, then `args`."""
+def git_command(args: Sequence[str], options: Sequence[str] = ()) -> list[str]:
+    """`git` with the fixed `-c` format settings, then top-level `options`, then `args`."""
     command = ["git"]
     for setting in FORMAT_CONFIG:
         command += ["-c", setting]
-    return command + list(args)
+    return command + list(options) + list(args)
 
 
 def _first_line(stderr: bytes, fallback: str) -> str:
@@ -83,11 +85,16 @@ def _first_line(stderr: bytes, fallback: str) -> str:
     return fallback
 
 
-def run_git(root: Path, args: Sequence[str], ok: tuple[int, ...] = (0,)) -> bytes:
-    """Run git in `root` and return its stdout; GitError (one line) on another exit code."""
+def run_git(
+    root: Path, args: Sequence[str], ok: tuple[int, ...] = (0,), options: Sequence[str] = ()
+) -> bytes:
+    """Run git in `root` and return its stdout; GitError (one line) on another exit code.
+
+    `options` are top-level git options (such as `--literal-pathspecs`) put before `args`.
+    """
     try:
         result = subprocess.run(
-            git_command(args),
+            git_command(args, options),
             cwd=root,
             env=git_env(),
             capture_output=True,
@@ -102,18 +109,23 @@ def run_git(root: Path, args: Sequence[str], ok: tuple[int, ...] = (0,)) -> byte
 
 
 def stream_diff(
-    root: Path, args: Sequence[str], digest: hashlib._Hash
+    root: Path,
+    args: Sequence[str],
+    digest: hashlib._Hash,
+    options: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
 ) -> tuple[list[FileDiff], list[str]]:
     """Run a git diff command, parse its output as it streams and hash the raw bytes.
 
+    `options` go before `args`, `env` is added to the scrubbed environment.
     Returns the files and git's warnings (such as skipped rename detection).
     """
     with tempfile.TemporaryFile() as errors:
         try:
             proc = subprocess.Popen(
-                git_command(args),
+                git_command(args, options),
                 cwd=root,
-                env=git_env(),
+                env={**git_env(), **(env or {})},
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=errors,
@@ -136,6 +148,35 @@ def stream_diff(
         raise GitError(f"git {args[0]} failed: {_first_line(stderr, f'exit code {code}')}")
     text = stderr.decode("utf-8", "replace")
     return files, [ln.strip() for ln in text.splitlines() if ln.startswith("warning:")]
+
+
+def stream_tree_diff(
+    root: Path, args: Sequence[str], digest: hashlib._Hash
+) -> tuple[list[FileDiff], list[str]]:
+    """stream_diff for a diff between two trees, blind to the repository's `.gitattributes`.
+
+    Git takes attributes from the `.gitattributes` files of the working tree (falling back
+    to the index's), whatever trees are compared. In CI the checkout is the change under
+    review, so a `.gitattributes` it adds (`* -diff`, `binary`, a `diff=` driver) could turn
+    every file into "Binary files differ" and hide it from the review. A tree-to-tree diff
+    needs neither, so git runs in an empty temporary directory that is also its work tree
+    (git reads `.gitattributes` relative to its working directory when that lies outside
+    the work tree), with a nonexistent index. Binary detection falls back to git's content
+    check (a NUL byte). Attributes from outside the repository's content still apply:
+    `$GIT_DIR/info/attributes`, `core.attributesFile` and the system file are the machine's
+    own, not the change's. (`--attr-source`, git >= 2.40, would read some tree's instead.)
+    """
+    git_dir = os.fsdecode(run_git(root, ["rev-parse", "--absolute-git-dir"]).removesuffix(b"\n"))
+    try:
+        empty = tempfile.mkdtemp(prefix="reviewflow-noattr-")
+    except OSError as err:
+        raise GitError(f"cannot create a temporary directory: {err.strerror or err}") from None
+    try:
+        options = [f"--git-dir={git_dir}", f"--work-tree={empty}"]
+        env = {"GIT_INDEX_FILE": os.path.join(empty, "no-index")}
+        return stream_diff(Path(empty), args, digest, options, env)
+    finally:
+        shutil.rmtree(empty, ignore_errors=True)
 
 
 def _chunks(proc: subprocess.Popen[bytes], digest: hashlib._Hash) -> Iterator[bytes]:

@@ -14,6 +14,9 @@ from reviewflow.git.runner import run_git
 
 # Git calls a blob binary when its first 8000 bytes hold a NUL; we do the same.
 _BINARY_PROBE = 8000
+_MIB = 1 << 20
+# Untracked files larger than this are not read (nor reviewed): they count as binary.
+MAX_UNTRACKED_BYTES = 16 * _MIB
 
 
 def added_file(path: str, mode: str, data: bytes) -> FileDiff:
@@ -35,26 +38,47 @@ def added_file(path: str, mode: str, data: bytes) -> FileDiff:
     return FileDiff(path, None, FileStatus.ADDED, new_mode=mode, hunks=(hunk,), is_symlink=link)
 
 
-def _read_regular(full: bytes) -> bytes:
-    """Read a file without following a symlink that replaced it since `lstat`."""
+def _read_regular(full: bytes, limit: int) -> bytes:
+    """Read at most `limit + 1` bytes without following a symlink that replaced it since `lstat`."""
     fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     with os.fdopen(fd, "rb") as handle:
-        return handle.read()
+        return handle.read(limit + 1)
 
 
-def _entry(full: bytes) -> tuple[str, bytes] | None:
-    """(mode, content) of one untracked path; a symlink's content is its target text."""
+def _entry(full: bytes) -> tuple[str, bytes | None, int] | None:
+    """(mode, content, size) of one untracked path; content is None for a file over the limit.
+
+    A symlink's content is its target text. Files are sized with `lstat` before any read,
+    and a file that grew past the limit since is not kept either.
+    """
     info = os.lstat(full)
     if stat.S_ISLNK(info.st_mode):
-        return SYMLINK_MODE, os.readlink(full)
-    if stat.S_ISREG(info.st_mode):
-        mode = "100755" if info.st_mode & stat.S_IXUSR else "100644"
-        return mode, _read_regular(full)
-    return None
+        target = os.readlink(full)
+        return SYMLINK_MODE, target, len(target)
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    mode = "100755" if info.st_mode & stat.S_IXUSR else "100644"
+    if info.st_size > MAX_UNTRACKED_BYTES:
+        return mode, None, info.st_size
+    data = _read_regular(full, MAX_UNTRACKED_BYTES)
+    if len(data) > MAX_UNTRACKED_BYTES:
+        return mode, None, max(info.st_size, len(data))
+    return mode, data, len(data)
+
+
+def _too_large(path: str, size: int) -> str:
+    return (
+        f"untracked file {path!r} is {size / _MIB:.1f} MiB: not read "
+        f"(limit {MAX_UNTRACKED_BYTES // _MIB} MiB)"
+    )
 
 
 def untracked_files(root: Path, digest: hashlib._Hash) -> tuple[list[FileDiff], list[str]]:
-    """Added-file diffs for every untracked, not ignored file, and warnings for unreadable ones."""
+    """Added-file diffs for every untracked, not ignored file; warnings for skipped ones.
+
+    A file over MAX_UNTRACKED_BYTES is not read: it is an added binary file (as git calls
+    files over `core.bigFileThreshold` binary), with a warning.
+    """
     listing = run_git(root, ["ls-files", "--others", "--exclude-standard", "-z"])
     base = os.fsencode(root)
     files: list[FileDiff] = []
@@ -72,7 +96,12 @@ def untracked_files(root: Path, digest: hashlib._Hash) -> tuple[list[FileDiff], 
             continue
         if found is None:
             continue
-        mode, data = found
+        mode, data, size = found
+        if data is None:
+            digest.update(b"untracked-unread\0%s\0%s\0%d\0" % (raw, mode.encode(), size))
+            files.append(FileDiff(path, None, FileStatus.ADDED, binary=True, new_mode=mode))
+            warnings.append(_too_large(path, size))
+            continue
         digest.update(b"untracked\0%s\0%s\0%d\0" % (raw, mode.encode(), len(data)))
         digest.update(data)
         files.append(added_file(path, mode, data))

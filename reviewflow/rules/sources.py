@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
-import subprocess
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Protocol
 
 from reviewflow.errors import GitError, RulesError
+from reviewflow.git.runner import run_git
 from reviewflow.git.snapshot import show_file
 
 MAX_SYMLINK_HOPS = 8
@@ -137,28 +137,25 @@ class CommitBase:
 
 def resolve_commit(repo_root: Path, ref: str) -> str:
     """The commit SHA `ref` names; GitError for an unknown ref."""
-    result = subprocess.run(
-        ["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
-        cwd=repo_root,
-        capture_output=True,
+    out = run_git(
+        repo_root,
+        ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
+        ok=(0, 1, 128),
     )
-    if result.returncode != 0:
+    sha = out.decode("ascii", "replace").strip()
+    if not ref or not sha:
         raise GitError(f"unknown revision '{ref}'")
-    return result.stdout.decode().strip()
+    return sha
 
 
 def _tree_entry(repo_root: Path, sha: str, rel: str) -> tuple[str, str, int] | None:
     """(mode, type, size) of `rel` in the commit's tree, or None when absent."""
-    result = subprocess.run(
-        ["git", "ls-tree", "-l", "-z", "--full-tree", sha, "--", rel],
-        cwd=repo_root,
-        capture_output=True,
-        env={**os.environ, "GIT_LITERAL_PATHSPECS": "1"},
+    out = run_git(
+        repo_root,
+        ["ls-tree", "-l", "-z", "--full-tree", sha, "--", rel],
+        options=["--literal-pathspecs"],
     )
-    if result.returncode != 0:
-        message = result.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise GitError(f"git ls-tree failed: {message[0] if message else result.returncode}")
-    for record in result.stdout.split(b"\0"):
+    for record in out.split(b"\0"):
         meta, _, name = record.partition(b"\t")
         if name.decode("utf-8", "surrogateescape") != rel:
             continue
