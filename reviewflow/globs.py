@@ -1,62 +1,89 @@
-"""Case-insensitive path globs: gitignore-style wildcards (via pathspec) plus `{a,b}` expansion.
+"""Case-insensitive path globs: gitignore-style wildcards plus `{a,b}` expansion, safe on any input.
 
-Semantics (those of a `.gitignore` line, compiled by pathspec's gitignore pattern, plus braces):
+Semantics (those of a `.gitignore` line as pathspec's gitignore pattern reads it, plus braces):
 
 - Paths are repository-relative POSIX paths such as `src/app/main.py`.
 - A pattern without a `/` (other than a trailing one), such as `*.py` or `Dockerfile`, matches
   the basename at any depth. A pattern with a `/` is anchored at the repository root
   (`src/*.py` matches `src/a.py`, not `lib/src/a.py`); a leading `/` or `./` anchors too.
 - `*` and `?` never cross `/`; `**` spans any number of directories (also none);
-  `[abc]`, `[a-z]` and `[!a]` are character classes; `\\` escapes the next character.
-- Like a `.gitignore` line, a pattern that names a directory matches everything beneath it
-  (`vendor` and `vendor/` both match `vendor/lib/x.go`).
+  `[abc]`, `[a-z]` and `[!a]` are character classes (never matching `/`); `\\` escapes the
+  next character.
+- Directory mode (`directories=True`, the default, for `include`/`exclude`): like a
+  `.gitignore` line, a pattern that names a directory matches everything beneath it (`vendor`
+  and `vendor/` both match `vendor/lib/x.go`; `*.js` matches `chart.js/src/main.py`).
+- File mode (`directories=False`, for rule `path` patterns and the system rules): a pattern
+  describes the file itself, never a parent directory. A slash-free pattern matches the
+  basename only (`*.js` does not match `chart.js/src/main.py`), an anchored one must match the
+  whole path (`src/*` matches `src/a.py`, not `src/a/b.py`). Only an explicit `/**` or trailing
+  `/` reaches beneath a directory (`vendor/` and `vendor/**` match `vendor/lib/x.go`).
 - `{a,b}` alternatives are expanded first (nested, anywhere, `{,x}` gives an empty alternative);
   braces without a top-level comma, or without a closing brace, are literal.
 - Matching ignores case unless `ignore_case=False`.
 - Negation (`!x`), comments (`#x`) and blank patterns mean nothing here and are rejected.
 
-All patterns of a set are compiled once into two alternations that keep the patterns' order:
-one for anchored patterns (matched against the path), one for slash-free patterns (matched
-against each path component), so finding the first matching pattern costs a few regex matches.
+Patterns may come from an untrusted repository, so they are bounded (MAX_PATTERN_LENGTH,
+MAX_BRACE_DEPTH, MAX_EXPANSIONS; ValueError "invalid glob ..." beyond) and translated so that
+matching never backtracks badly: each segment's `*` commits to the leftmost occurrence of the
+literal run after it (`(?>[^/]*?run)`, as CPython's fnmatch does), and each `**` commits to the
+leftmost run of whole components after it, so a match takes polynomial time, about
+len(path) * len(pattern) steps, whatever the pattern.
+
+All patterns of a set are compiled once into a few alternations that keep the patterns' order:
+slash-free patterns are matched against each path component (the basename in file mode), with
+literal names and `*.<suffix>` looked up in dicts; anchored ones against the path, and in file
+mode only those whose last segment can match the basename run. Finding the first matching
+pattern costs a few regex matches.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from pathspec.patterns.gitignore import GitIgnorePatternError
-from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
+from reviewflow.braces import (
+    MAX_BRACE_DEPTH,
+    MAX_EXPANSIONS,
+    MAX_PATTERN_LENGTH,
+    expand_braces,
+    pattern_repr,
+)
 
-MAX_EXPANSIONS = 1024
-_DIR_MARK = "(?P<ps_d>/)"
-_ANY_DIRS = "^(?:.+/)?"
-_FILE_OR_DIR = "(?:(?P<ps_d>/)|$)"
+__all__ = [
+    "MAX_BRACE_DEPTH",
+    "MAX_EXPANSIONS",
+    "MAX_PATTERN_LENGTH",
+    "GlobSet",
+    "expand_braces",
+]
+
 _GLOB_CHARS = re.compile(r"[*?\[\]\\{}]")
 
 
 class GlobSet:
     """An ordered set of glob patterns compiled once; `match` returns the first that matches."""
 
-    __slots__ = ("_anchored", "_components", "_ignore_case", "_patterns")
+    __slots__ = ("_anchored", "_components", "_directories", "_ignore_case", "_patterns")
 
-    def __init__(self, patterns: Sequence[str], *, ignore_case: bool = True) -> None:
+    def __init__(
+        self, patterns: Sequence[str], *, ignore_case: bool = True, directories: bool = True
+    ) -> None:
         if isinstance(patterns, str):
             raise TypeError("GlobSet takes a sequence of patterns, not one string")
         self._patterns = tuple(patterns)
         self._ignore_case = ignore_case
-        anchored: list[tuple[str, int]] = []
-        self._components = _Components(ignore_case)
+        self._directories = directories
+        self._anchored = _Anchored(ignore_case)
+        self._components = _Components(ignore_case, basename_only=not directories)
         for index, pattern in enumerate(self._patterns):
             for alternative in expand_braces(pattern):
-                regex, segment = _translate(alternative, pattern)
-                if segment is None:
-                    anchored.append((regex, index))
+                piece = _translate(alternative, pattern, directories)
+                if piece.component is None:
+                    self._anchored.add(piece.regex, index, piece.basename)
                 else:
-                    self._components.add(alternative.strip(), segment, index)
-        self._anchored = _Alternation.build(anchored, ignore_case)
+                    self._components.add(piece.text, piece.component, index)
+        self._anchored.compile()
         self._components.compile()
 
     @property
@@ -64,14 +91,14 @@ class GlobSet:
         """The patterns as given, in order."""
         return self._patterns
 
+    @property
+    def directories(self) -> bool:
+        """Whether a pattern naming a directory matches everything beneath it."""
+        return self._directories
+
     def match_index(self, path: str) -> int | None:
         """The index of the first pattern matching `path`, or None."""
-        best = None
-        if self._anchored is not None:
-            found = self._anchored.regex.match(path)
-            if found is not None and found.lastindex is not None:
-                best = self._anchored.owners[found.lastindex - 1]
-        return self._components.first(path, best)
+        return self._components.first(path, self._anchored.first(path))
 
     def match(self, path: str) -> str | None:
         """The first pattern matching `path`, or None."""
@@ -90,13 +117,17 @@ class GlobSet:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, GlobSet):
             return NotImplemented
-        return (self._patterns, self._ignore_case) == (other._patterns, other._ignore_case)
+        return self._key() == other._key()
 
     def __hash__(self) -> int:
-        return hash((self._patterns, self._ignore_case))
+        return hash(self._key())
+
+    def _key(self) -> tuple[tuple[str, ...], bool, bool]:
+        return self._patterns, self._ignore_case, self._directories
 
     def __repr__(self) -> str:
-        return f"GlobSet({list(self._patterns)!r})"
+        mode = "" if self._directories else ", directories=False"
+        return f"GlobSet({list(self._patterns)!r}{mode})"
 
 
 class _Alternation(NamedTuple):
@@ -111,33 +142,103 @@ class _Alternation(NamedTuple):
             return None
         flags = re.DOTALL | (re.IGNORECASE if ignore_case else 0)
         source = "|".join(f"({regex})" for regex, _ in pieces)
-        return cls(re.compile(source, flags), tuple(owner for _, owner in pieces))
+        try:
+            compiled = re.compile(source, flags)
+        except re.error as exc:  # classes were compiled one by one already; kept for safety
+            raise ValueError(f"invalid glob set: {exc}") from None
+        return cls(compiled, tuple(owner for _, owner in pieces))
+
+    def first(self, text: str, *, whole: bool = False) -> int | None:
+        found = (self.regex.fullmatch if whole else self.regex.match)(text)
+        if found is None or found.lastindex is None:
+            return None
+        return self.owners[found.lastindex - 1]
+
+
+def _literal_key(text: str, fold: bool) -> str | None:
+    """`text` itself when it has no glob characters, `.x` for `*.x`, else None (lowered)."""
+    key = text.lower() if fold else text
+    if not _GLOB_CHARS.search(key):
+        return key
+    if key.startswith("*.") and not _GLOB_CHARS.search(key, 1):
+        return key[1:]
+    return None
+
+
+def _earliest(best: int | None, hit: int | None) -> int | None:
+    return hit if best is None or (hit is not None and hit < best) else best
+
+
+class _Anchored:
+    """Patterns matched against the whole path, in alternations keyed by the basename they need.
+
+    In file mode a pattern whose last segment is a literal name or `*.<suffix>` can only match
+    paths with that basename or suffix, so only the alternations for the path's basename and
+    its suffixes run, besides the one for the other patterns.
+    """
+
+    __slots__ = ("_fold", "_keyed", "_pieces", "_rest")
+
+    def __init__(self, ignore_case: bool) -> None:
+        self._fold = ignore_case
+        self._pieces: dict[str | None, list[tuple[str, int]]] = {}
+        self._keyed: dict[str, _Alternation] = {}
+        self._rest: _Alternation | None = None
+
+    def add(self, regex: str, index: int, basename: str | None) -> None:
+        key = None if basename is None else _literal_key(basename, self._fold)
+        self._pieces.setdefault(key, []).append((regex, index))
+
+    def compile(self) -> None:
+        for key, pieces in self._pieces.items():
+            alternation = _Alternation.build(pieces, self._fold)
+            if key is None:
+                self._rest = alternation
+            elif alternation is not None:
+                self._keyed[key] = alternation
+
+    def first(self, path: str) -> int | None:
+        best = None if self._rest is None else self._rest.first(path)
+        keyed = self._keyed
+        if not keyed:
+            return best
+        name = path[path.rfind("/") + 1 :]
+        name = name.lower() if self._fold else name
+        dot = 0
+        while dot != -1:
+            alternation = keyed.get(name[dot:])
+            if alternation is not None:
+                best = _earliest(best, alternation.first(path))
+            dot = name.find(".", dot + 1)
+        return best
 
 
 class _Components:
     """Slash-free patterns: each matches when it matches one whole component of the path.
 
     Literal names (`Dockerfile`) and `*.<literal suffix>` (`*.py`) are looked up in dicts;
-    the others share one alternation. The first pattern is the smallest index found.
+    the others share one alternation. The first pattern is the smallest index found. With
+    `basename_only` (file mode) only the last component is tried.
     """
 
-    __slots__ = ("_fold", "_names", "_pieces", "_regex", "_suffixes")
+    __slots__ = ("_basename_only", "_fold", "_names", "_pieces", "_regex", "_suffixes")
 
-    def __init__(self, ignore_case: bool) -> None:
+    def __init__(self, ignore_case: bool, *, basename_only: bool) -> None:
         self._fold = ignore_case
+        self._basename_only = basename_only
         self._names: dict[str, int] = {}
         self._suffixes: dict[str, int] = {}
         self._pieces: list[tuple[str, int]] = []
         self._regex: _Alternation | None = None
 
-    def add(self, text: str, segment: str, index: int) -> None:
-        key = text.lower() if self._fold else text
-        if not _GLOB_CHARS.search(text):
-            self._names.setdefault(key, index)
-        elif key.startswith("*.") and not _GLOB_CHARS.search(key[1:]):
-            self._suffixes.setdefault(key[1:], index)
+    def add(self, text: str, component: str, index: int) -> None:
+        key = _literal_key(text, self._fold)
+        if key is None:
+            self._pieces.append((component, index))
+        elif _GLOB_CHARS.search(text):  # `*.suffix`
+            self._suffixes.setdefault(key, index)
         else:
-            self._pieces.append((segment, index))
+            self._names.setdefault(key, index)
 
     def compile(self) -> None:
         self._regex = _Alternation.build(self._pieces, self._fold)
@@ -146,139 +247,152 @@ class _Components:
         names, suffixes, alternation = self._names, self._suffixes, self._regex
         if not names and not suffixes and alternation is None:
             return best
-        for component in path.split("/"):
-            key = component.lower() if self._fold else component
+        parts = [path[path.rfind("/") + 1 :]] if self._basename_only else path.split("/")
+        for part in parts:
+            key = part.lower() if self._fold else part
             found = names.get(key)
             dot = key.find(".")
             while dot != -1:
-                hit = suffixes.get(key[dot:])
-                if hit is not None and (found is None or hit < found):
-                    found = hit
+                found = _earliest(found, suffixes.get(key[dot:]))
                 dot = key.find(".", dot + 1)
             if alternation is not None:
-                matched = alternation.regex.fullmatch(component)
-                if matched is not None and matched.lastindex is not None:
-                    hit = alternation.owners[matched.lastindex - 1]
-                    found = hit if found is None else min(found, hit)
-            if found is not None and (best is None or found < best):
-                best = found
+                found = _earliest(found, alternation.first(part, whole=True))
+            best = _earliest(best, found)
         return best
 
 
-def _translate(alternative: str, original: str) -> tuple[str, str | None]:
-    """A brace-free pattern as (regex anchored at the path start, single-component regex)."""
+class _Piece(NamedTuple):
+    """One translated brace-free pattern."""
+
+    text: str  # the pattern as stripped
+    regex: str  # matched at the start of the path (when `component` is None)
+    component: str | None  # for slash-free patterns: matched against one whole component
+    basename: str | None  # file mode: the last segment, which must match the basename
+
+
+def _translate(alternative: str, original: str, directories: bool) -> _Piece:
+    """Translate one brace-free pattern; ValueError when it is invalid."""
     text = alternative.strip()
     if text.startswith("./"):
         text = "/" + text[2:].lstrip("/")
     if not text or text.startswith("#") or text == "/":
-        raise ValueError(f"invalid glob {original!r}: empty pattern")
+        raise ValueError(f"invalid glob {pattern_repr(original)}: empty pattern")
     if text.startswith("!"):
-        raise ValueError(f"invalid glob {original!r}: negation ('!') is not supported")
-    try:
-        regex, include = GitIgnoreSpecPattern.pattern_to_regex(text)
-    except GitIgnorePatternError as exc:
-        raise ValueError(f"invalid glob {original!r}") from exc
-    if regex is None or include is None:
-        raise ValueError(f"invalid glob {original!r}")
-    segment = None
-    if "/" not in text and regex.startswith(_ANY_DIRS) and regex.endswith(_FILE_OR_DIR):
-        segment = regex[len(_ANY_DIRS) : -len(_FILE_OR_DIR)]
-    regex = regex.replace(_DIR_MARK, "/")
-    if not regex.startswith("^"):
-        regex = ".*?" + regex  # pathspec searches its few unanchored regexes
-    for piece in (regex, segment):
-        try:
-            compiled = re.compile(piece or "")
-        except re.error as exc:
-            raise ValueError(f"invalid glob {original!r}: {exc}") from exc
-        if compiled.groups:
-            raise ValueError(f"invalid glob {original!r}: unsupported construct")
-    return regex, segment
+        raise ValueError(f"invalid glob {pattern_repr(original)}: negation ('!') is not supported")
+    segments = _normalize(text)
+    if "/" not in text and segments[-1] not in ("*", "**"):
+        return _Piece(text, "", _segment(segments[-1], original), None)
+    if segments == ["**"]:  # `**` matches every path, `**/` every path in a directory
+        return _Piece(text, "[^/]*/" if text.endswith("/") else ".", None, None)
+    if segments in (["**", "*"], ["**", "*", "**"]):  # `*`, `**/*`; `*/`, `**/*/**`
+        return _Piece(text, "." if len(segments) == 2 else "[^/]*/", None, None)
+    basename = None if directories or segments[-1] == "**" else segments[-1]
+    return _Piece(text, _path_regex(segments, original, directories), None, basename)
 
 
-def expand_braces(pattern: str, limit: int = MAX_EXPANSIONS) -> list[str]:
-    """Every alternative of `{a,b}` groups in `pattern` (nested ones too), in order."""
-    out = _expand(pattern, limit)
-    if len(out) > limit:
-        raise ValueError(f"invalid glob {pattern!r}: more than {limit} brace alternatives")
-    return out
-
-
-def _expand(pattern: str, limit: int) -> list[str]:
-    group = _find_group(pattern)
-    if group is None:
-        return [pattern]
-    start, end, commas = group
-    prefix, body, suffix = pattern[:start], pattern[start + 1 : end], pattern[end + 1 :]
-    bounds = [-1, *(c - start - 1 for c in commas), len(body)]
-    tails = _expand(suffix, limit)
+def _normalize(text: str) -> list[str]:
+    """The segments of a gitignore pattern: unanchored ones get a leading `**`, `x/` is `x/**`."""
+    segments = text.split("/")
+    if not segments[0]:
+        del segments[0]
+    elif segments[0] != "**" and (len(segments) == 1 or segments[1:] == [""]):
+        segments.insert(0, "**")
+    if not segments[-1]:
+        segments[-1] = "**"
     out: list[str] = []
-    for left, right in itertools.pairwise(bounds):
-        for head in _expand(body[left + 1 : right], limit):
-            out.extend(prefix + head + tail for tail in tails)
-            if len(out) > limit:
-                return out
+    for segment in segments:
+        if not (segment == "**" and out and out[-1] == "**"):
+            out.append(segment)
     return out
 
 
-def _find_group(pattern: str) -> tuple[int, int, list[int]] | None:
-    """The first `{` that has a matching `}` and a top-level comma: (open, close, commas)."""
-    index = 0
-    while index < len(pattern):
-        char = pattern[index]
-        if char == "\\":
-            index += 2
-            continue
-        if char == "[":
-            index = _skip_class(pattern, index)
-            continue
-        if char == "{":
-            found = _match_brace(pattern, index)
-            if found is not None and found[1]:
-                return index, found[0], found[1]
+def _path_regex(segments: list[str], original: str, directories: bool) -> str:
+    """A regex for normalized segments, matched at the start of the path (`re.match`).
+
+    Segments between `**` form blocks of whole components; each segment is followed by `/`,
+    `(?![^/])` or `\\Z`, so it ends where its component does. A block after a `**` commits
+    (atomically) to its leftmost position, which loses nothing because what follows it starts
+    with `**` or, in directory mode, may be anything; only the last block in file mode, which
+    must end the path, is tried at each component from the right (no nesting, so linear).
+    """
+    blocks: list[list[str]] = [[]]
+    for segment in segments:
+        if segment == "**":
+            blocks.append([])
+        else:
+            blocks[-1].append(segment)
+    out = ["/".join(_segment(s, original) for s in blocks[0])]
+    last = len(blocks) - 1
+    for number, block in enumerate(blocks[1:], 1):
+        lead = "/" if number > 1 or blocks[0] else ""
+        body = "/".join(_segment(s, original) for s in block)
+        if not block:  # a trailing `**`: anything beneath
+            out.append(lead)
+        elif number == last and not directories:
+            out.append(f"{lead}(?:.*/)?{body}\\Z")
+        else:
+            out.append(f"{lead}(?>(?:.*?/)??{body}(?![^/]))")
+    if last == 0:
+        out.append("(?![^/])" if directories else "\\Z")
+    return "".join(out)
+
+
+def _segment(segment: str, original: str) -> str:
+    """A regex matching one whole path component (it ends where a `/` or the path ends)."""
+    if segment == "*":
+        return "[^/]+"
+    runs = [""]  # the literal runs around the stars
+    for atom in _atoms(segment, original):
+        if atom is None:
+            runs.append("")
+        else:
+            runs[-1] += atom
+    if len(runs) == 1:
+        return runs[0]
+    middle = "".join(f"(?>[^/]*?{run})" for run in runs[1:-1])
+    return f"(?>{runs[0]}{middle}[^/]*{runs[-1]})"
+
+
+def _atoms(segment: str, original: str) -> list[str | None]:
+    """The regex atoms of one segment; None stands for `*` (consecutive stars are one)."""
+    atoms: list[str | None] = []
+    index, end = 0, len(segment)
+    while index < end:
+        char = segment[index]
         index += 1
-    return None
+        if char == "\\":
+            if index == end:
+                raise ValueError(f"invalid glob {pattern_repr(original)}: trailing backslash")
+            atoms.append(re.escape(segment[index]))
+            index += 1
+        elif char == "*":
+            if not atoms or atoms[-1] is not None:
+                atoms.append(None)
+        elif char == "?":
+            atoms.append("[^/]")
+        elif char == "[":
+            atom, index = _char_class(segment, index, original)
+            atoms.append(atom)
+        else:
+            atoms.append(re.escape(char))
+    return atoms
 
 
-def _match_brace(pattern: str, start: int) -> tuple[int, list[int]] | None:
-    """The index of the `}` closing the `{` at `start`, and the commas at its top level."""
-    depth = 0
-    commas: list[int] = []
+def _char_class(segment: str, start: int, original: str) -> tuple[str, int]:
+    """The class whose `[` precedes `start` (as git reads it) and the index just past it."""
     index = start
-    while index < len(pattern):
-        char = pattern[index]
-        if char == "\\":
-            index += 2
-            continue
-        if char == "[":
-            index = _skip_class(pattern, index)
-            continue
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-            if depth == 0:
-                return index, commas
-        elif char == "," and depth == 1:
-            commas.append(index)
+    if index < len(segment) and segment[index] in "!^":
         index += 1
-    return None
-
-
-def _skip_class(pattern: str, start: int) -> int:
-    """The index just past the character class opening at `start` (or past a literal `[`)."""
-    index = start + 1
-    if index < len(pattern) and pattern[index] in "!^":
+    if index < len(segment) and segment[index] == "]":
         index += 1
-    if index < len(pattern) and pattern[index] == "]":
-        index += 1
-    while index < len(pattern):
-        if pattern[index] == "\\":
-            index += 2
-            continue
-        if pattern[index] == "]":
-            return index + 1
-        if pattern[index] == "/":
-            break
-        index += 1
-    return start + 1
+    close = segment.find("]", index)
+    if close == -1:
+        raise ValueError(f"invalid glob {pattern_repr(original)}: unterminated character class")
+    negate = segment[start] in "!^"
+    body = segment[start + negate : close + 1].replace("\\", "\\\\")
+    atom = "[" + ("^" if negate else "") + body
+    try:
+        re.compile(atom)
+    except re.error as exc:
+        raise ValueError(f"invalid glob {pattern_repr(original)}: {exc}") from None
+    return "(?!/)" + atom, close + 1

@@ -3,6 +3,10 @@
 Within a layer the first matching rule wins; resolution falls through to the next layer only
 when the layer has no match (or its matching rule's reference failed, which adds a warning).
 `include`/`exclude` come from the highest layer that declares the key and are not merged.
+
+Rule `path` patterns describe files (`GlobSet(..., directories=False)`: `*.js` never matches
+`chart.js/src/main.py`), while `include`/`exclude` keep gitignore directory semantics
+(`exclude: ["vendor"]` excludes everything beneath any `vendor` directory).
 """
 
 from __future__ import annotations
@@ -237,7 +241,7 @@ def _build(
         layer=layer,
         source=source,
         rules=tuple(rules),
-        globs=GlobSet([entry.path for entry in parsed.rules]),
+        globs=GlobSet([entry.path for entry in parsed.rules], directories=False),
         include=GlobSet(parsed.include) if parsed.declares_include else None,
         exclude=GlobSet(parsed.exclude) if parsed.declares_exclude else None,
     )

@@ -65,7 +65,11 @@ class SystemRule:
 
 @dataclass(frozen=True)
 class SystemCatalog:
-    """The system rules in resolution order, with all their paths compiled into one GlobSet."""
+    """The system rules in resolution order, with all their paths compiled into one GlobSet.
+
+    The paths describe files (`GlobSet(..., directories=False)`): `*.js` matches `app.js`, not
+    `chart.js/src/main.py`.
+    """
 
     rules: tuple[SystemRule, ...]
 
@@ -74,11 +78,11 @@ class SystemCatalog:
         patterns = [p for rule in self.rules for p in rule.paths]
         owners = tuple(i for i, rule in enumerate(self.rules) for _ in rule.paths)
         try:
-            return GlobSet(patterns), owners
+            return GlobSet(patterns, directories=False), owners
         except ValueError as exc:  # name the rule: compile them one by one
             for rule in self.rules:
                 try:
-                    GlobSet(rule.paths)
+                    GlobSet(rule.paths, directories=False)
                 except ValueError as rule_exc:
                     raise RulesError(f"invalid system rule {rule.name}: {rule_exc}") from None
             raise RulesError(f"invalid system rules: {exc}") from None

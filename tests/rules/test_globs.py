@@ -246,3 +246,68 @@ def test_order_between_fast_and_regex_patterns() -> None:
     assert GlobSet(["*.py", "*.p?"]).match("a.py") == "*.py"
     assert GlobSet(["src/**", "Dockerfile"]).match("src/Dockerfile") == "src/**"
     assert GlobSet(["Dockerfile", "src/**"]).match("src/Dockerfile") == "Dockerfile"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "expected"),
+    [
+        # a slash-free pattern matches the basename only, never a directory name
+        ("*.js", "packages/chart.js/src/main.py", False),
+        ("*.js", "packages/chart.js/src/main.js", True),
+        ("*.go", "com.acme.go/src/Main.java", False),
+        ("vendor", "vendor/lib.go", False),
+        ("vendor", "a/vendor", True),
+        ("Dockerfile*", "Dockerfile.d/x.conf", False),
+        ("[ab]*.md", "a.md/x.txt", False),
+        # an anchored pattern must match the whole path
+        ("src/*", "src/a.py", True),
+        ("src/*", "src/a/b.py", False),
+        ("src/*.py", "src/a.py/b.txt", False),
+        ("**/gen/*.py", "x/gen/a.py", True),
+        ("**/gen/*.py", "x/gen/a.py/b", False),
+        ("src/**/*.py", "src/a/b.py", True),
+        ("a/**/b", "a/x/b/c.txt", False),
+        # `/**` and a trailing `/` explicitly reach beneath a directory
+        ("src/**", "src/a/b.py", True),
+        ("vendor/", "x/vendor/lib/a.go", True),
+        ("docs/", "docs", False),
+        ("**", "a/b.c", True),
+        ("*", "a/b.c", True),
+    ],
+)
+def test_file_mode_semantics(pattern: str, path: str, expected: bool) -> None:
+    assert (GlobSet([pattern], directories=False).match(path) == pattern) is expected
+
+
+def test_directory_mode_still_matches_beneath_named_directories() -> None:
+    assert GlobSet(["*.js"]).match("packages/chart.js/src/main.py") == "*.js"
+    assert GlobSet(["vendor"]).match("a/vendor/lib/x.go") == "vendor"
+    assert GlobSet(["src/*"]).match("src/a/b.py") == "src/*"
+    assert GlobSet(["*.js"]).directories and not GlobSet([], directories=False).directories
+
+
+def test_file_mode_first_match_across_keyed_and_other_patterns() -> None:
+    globs = GlobSet(
+        ["docs/**/*.md", "**/gen/*.py", "src/**", "*.py", "**/x/README", "**"], directories=False
+    )
+    assert globs.match("docs/a/b.MD") == "docs/**/*.md"
+    assert globs.match("a/gen/m.py") == "**/gen/*.py"
+    assert globs.match("src/gen/m.py") == "**/gen/*.py"
+    assert globs.match("src/m.py") == "src/**"
+    assert globs.match("lib/m.py") == "*.py"
+    assert globs.match("lib/x/readme") == "**/x/README"
+    assert globs.match("lib/x/readme.md") == "**"
+
+
+def test_modes_compare_unequal() -> None:
+    assert GlobSet(["*.py"]) != GlobSet(["*.py"], directories=False)
+    assert GlobSet(["*.py"], directories=False) == GlobSet(["*.py"], directories=False)
+    assert "directories=False" in repr(GlobSet(["*.py"], directories=False))
+
+
+def test_character_classes_never_match_a_slash() -> None:
+    # pathspec's regex for `src/x[!a]y` matched `src/x/y`: a negated class crossed the slash
+    assert GlobSet(["src/x[!a]y"]).match("src/x/y") is None
+    assert GlobSet(["src/x[!a]y"]).match("src/xby") == "src/x[!a]y"
+    assert GlobSet(["src/a[.-0]b"]).match("src/a/b") is None  # the range `.-0` holds `/`
+    assert GlobSet(["src/a[.-0]b"]).match("src/a.b") == "src/a[.-0]b"

@@ -313,3 +313,71 @@ def test_ruleset_pickles_for_distributed_tasks(
     for path in ("src/special/a.py", "cmd/main.go", "deploy/Dockerfile", "x.unknown"):
         assert clone.resolve(path) == rules.resolve(path)
     assert clone.describe() == rules.describe()
+
+
+def test_user_rule_patterns_describe_the_file(
+    repo: GitRepo, rf_home: Path, system: SystemCatalog
+) -> None:
+    write_json(
+        repo.root / ".reviewflow/rules.json",
+        {
+            "rules": [
+                _rule("*.js", "USER JS"),
+                _rule("vendor", "USER VENDOR NAME"),
+                _rule("lib/*", "USER LIB TOP"),
+                _rule("third_party/", "USER THIRD PARTY"),
+            ]
+        },
+    )
+    rules = load_rules(repo.root, rf_home, system=system)
+    assert rules.resolve("packages/chart.js/src/main.py").source == "system:python"
+    assert rules.resolve("packages/chart.js/src/main.JS").text == "USER JS"
+    assert rules.resolve("vendor/x.py").source == "system:python"
+    assert rules.resolve("tools/vendor").text == "USER VENDOR NAME"
+    assert rules.resolve("lib/a.py").text == "USER LIB TOP"
+    assert rules.resolve("lib/sub/a.py").source == "system:python"
+    assert rules.resolve("third_party/x/y.c").text == "USER THIRD PARTY"
+
+
+def test_include_exclude_keep_directory_semantics(
+    repo: GitRepo, rf_home: Path, system: SystemCatalog
+) -> None:
+    write_json(
+        repo.root / ".reviewflow/rules.json",
+        {"include": ["src"], "exclude": ["vendor", "*.js"]},
+    )
+    rules = load_rules(repo.root, rf_home, system=system)
+    assert rules.exclude.match("vendor/lib/x.go") == "vendor"
+    assert rules.exclude.match("a/vendor/x.py") == "vendor"
+    assert rules.exclude.match("packages/chart.js/src/main.py") == "*.js"
+    assert rules.exclude.match("src/main.py") is None
+    assert rules.include.match("src/pkg/a.py") == "src"
+
+
+@pytest.mark.parametrize(
+    ("data", "key"),
+    [
+        ({"exclude": ["{a," * 1500 + "b" + "}" * 1500]}, "'exclude'"),
+        ({"include": ["ok", "{a," * 11 + "b" + "}" * 11]}, "'include'"),
+        ({"rules": [{"path": "{a," * 11 + "b" + "}" * 11, "rule": "t"}]}, "'rules[0].path'"),
+        ({"exclude": ["x" * 2000]}, "'exclude'"),
+    ],
+)
+def test_oversized_or_deeply_nested_globs_are_rules_errors(
+    repo: GitRepo, rf_home: Path, system: SystemCatalog, data: object, key: str
+) -> None:
+    write_json(repo.root / ".reviewflow/rules.json", data)
+    with pytest.raises(RulesError) as info:
+        load_rules(repo.root, rf_home, system=system)
+    message = str(info.value)
+    assert ".reviewflow/rules.json" in message and key in message and "invalid glob" in message
+
+
+def test_pathological_exclude_pattern_is_matched_quickly(
+    repo: GitRepo, rf_home: Path, system: SystemCatalog
+) -> None:
+    pattern = "src/" + "a*" * 11 + "b"
+    write_json(repo.root / ".reviewflow/rules.json", {"exclude": [pattern]})
+    rules = load_rules(repo.root, rf_home, system=system)
+    assert rules.exclude.match("src/" + "a" * 60 + ".py") is None
+    assert rules.exclude.match("src/" + "a" * 60 + "b") == pattern

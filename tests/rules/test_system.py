@@ -147,3 +147,21 @@ def test_rules_system_module_is_not_shadowed() -> None:
     import reviewflow.rules.system as module
 
     assert module.__file__ is not None and module.__file__.endswith("system.py")
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("packages/chart.js/src/main.py", "python"),
+        ("com.acme.go/src/Main.java", "java"),
+        ("org.acme.c/src/App.kt", "kotlin"),
+        ("deps/lib.rs/README", "general"),
+        ("weird.py/README", "general"),
+        ("src/Dockerfile.d/base.conf", "general"),
+        ("a/b/.github/workflows/ci.yml", "github-actions"),
+        ("deploy/k8s/app/svc.yaml", "kubernetes"),
+    ],
+)
+def test_system_patterns_describe_the_file_not_its_directories(path: str, expected: str) -> None:
+    found = builtin_system_rules().match(path)
+    assert found is not None and found[0].name == expected, found
