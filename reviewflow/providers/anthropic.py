@@ -44,10 +44,7 @@ class AnthropicProvider(Provider):
     protocol = Protocol.ANTHROPIC
 
     def __init__(self, settings: ModelSettings) -> None:
-        self._model = settings.name
-        self._endpoint = settings.effective_endpoint
-        self._timeout = settings.timeout
-        self._key = settings.api_key.get_secret_value() if settings.api_key else None
+        super().__init__(settings)
         self._client = anthropic.Anthropic(
             api_key=self._key,
             base_url=self._endpoint,

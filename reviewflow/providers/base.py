@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from reviewflow.config import Protocol
+from reviewflow.config import ModelSettings, Protocol
 
 
 class _Frozen(BaseModel):
@@ -161,6 +161,12 @@ class Provider(ABC):
     """One model behind one protocol. `complete` raises Transient/PermanentProviderError."""
 
     protocol: Protocol
+
+    def __init__(self, settings: ModelSettings) -> None:
+        self._model = settings.name
+        self._endpoint = settings.effective_endpoint
+        self._timeout = settings.timeout
+        self._key = settings.api_key.get_secret_value() if settings.api_key else None
 
     @abstractmethod
     def complete(self, request: ModelRequest) -> ModelResponse:

@@ -62,10 +62,7 @@ class GeminiProvider(Provider):
     protocol = Protocol.GEMINI
 
     def __init__(self, settings: ModelSettings) -> None:
-        self._model = settings.name
-        self._endpoint = settings.effective_endpoint
-        self._timeout = settings.timeout
-        self._key = settings.api_key.get_secret_value() if settings.api_key else None
+        super().__init__(settings)
         options = types.HttpOptions(
             base_url=self._endpoint,
             timeout=max(1, int(settings.timeout * 1000)),

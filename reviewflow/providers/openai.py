@@ -42,10 +42,7 @@ class OpenAIProvider(Provider):
     protocol = Protocol.OPENAI
 
     def __init__(self, settings: ModelSettings) -> None:
-        self._model = settings.name
-        self._endpoint = settings.effective_endpoint
-        self._timeout = settings.timeout
-        self._key = settings.api_key.get_secret_value() if settings.api_key else None
+        super().__init__(settings)
         self._official = self._endpoint == DEFAULT_ENDPOINTS["openai"]
         self._client = openai.OpenAI(
             api_key=self._key or NO_KEY,
