@@ -166,7 +166,8 @@ _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 def _has_drive(path: str) -> bool:
-    return len(path) >= 2 and path[1] == ":" and path[0].isalpha()
+    """A Windows drive path such as `C:/x` or `C:`, not a name like `a:b.py`."""
+    return path[:1].isalpha() and path[1:2] == ":" and path[2:3] in ("", "/", "\\")
 
 
 def _escapes(worktree: Path, parts: list[str], is_symlink: bool) -> bool:

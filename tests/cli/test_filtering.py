@@ -29,6 +29,8 @@ from tests.gitutil import GitRepo
         ("", "empty or NUL in path"),
         ("ok/name with spaces and ünïcode.py", None),
         ("tab\there.py", None),
+        ("a:b.py", None),
+        ("C:", "absolute path"),
     ],
 )
 def test_path_problems(path: str, problem: str | None) -> None:
