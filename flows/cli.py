@@ -15,6 +15,7 @@ from typing import Any
 
 from flows.cli_parser import build_parser
 from reviewflow.config import (
+    KEY_ENV_VARS,
     Config,
     config_as_dict,
     config_path,
@@ -95,6 +96,10 @@ def cmd_review(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         # Prefect starts its API; the flow's own tasks then repeat this cheap front half.
         select(collect(effective, config.review.context_lines), effective, home, env)
         os.environ.update(QUIET_PREFECT_ENV)
+        # The key now lives in `config`; Prefect's API server (a child process) and anything
+        # else started from here must not inherit it.
+        for name in KEY_ENV_VARS:
+            os.environ.pop(name, None)
         from flows.review import run_review  # deferred: importing Prefect costs ~1 s
 
         return run_review(effective, config)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import os
 import re
@@ -9,6 +10,7 @@ from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import (
@@ -32,6 +34,10 @@ KEY_FALLBACK_ENV = {
     "anthropic": ("ANTHROPIC_API_KEY",),
     "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
 }
+KEY_ENV_VARS = (
+    ENV_PREFIX + "API_KEY",
+    *(name for names in KEY_FALLBACK_ENV.values() for name in names),
+)
 DEFAULT_ENDPOINTS = {
     "openai": "https://api.openai.com/v1",
     "anthropic": "https://api.anthropic.com",
@@ -40,6 +46,40 @@ DEFAULT_ENDPOINTS = {
 
 MAX_DURATION = 86400.0  # one day: longer is a typo, not a timeout
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+
+
+_HOST_LABELS = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")
+
+
+def check_endpoint(url: str) -> str:
+    """`url` if it is a usable http(s) base URL without credentials in it; ValueError if not."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError:
+        raise ValueError("endpoint is not a valid URL") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("endpoint must be an http:// or https:// URL with a host")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("endpoint must not hold credentials (use model.api_key)")
+    if any(ch.isspace() for ch in url) or not _valid_host(parts.hostname):
+        raise ValueError("endpoint is not a valid URL")
+    return url
+
+
+def _valid_host(host: str) -> bool:
+    if ":" in host:
+        try:
+            ipaddress.IPv6Address(host.split("%", 1)[0])
+        except ValueError:
+            return False
+        return True
+    try:
+        ascii_host = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return False
+    labels = ascii_host.rstrip(".").split(".")
+    return all(_HOST_LABELS.fullmatch(label) for label in labels)
 
 
 def parse_duration(value: object) -> float:
@@ -129,8 +169,8 @@ class ModelSettings(_Section):
         if value is None or not isinstance(value, str):
             return value
         value = value.strip()
-        if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
-            raise ValueError("the API key contains control characters")
+        if not all("!" <= ch <= "~" for ch in value):
+            raise ValueError("the API key must be printable ASCII without spaces")
         return value or None
 
     @field_validator("endpoint")
@@ -138,9 +178,7 @@ class ModelSettings(_Section):
     def _check_endpoint(cls, value: str | None) -> str | None:
         if value in (None, ""):
             return None
-        if not re.match(r"^https?://[^\s/]+", str(value)):
-            raise ValueError("endpoint must be an http:// or https:// URL")
-        return str(value).rstrip("/")
+        return check_endpoint(str(value)).rstrip("/")
 
     @property
     def effective_endpoint(self) -> str:
@@ -249,18 +287,15 @@ def load_config(
     build_config(data, "REVIEWFLOW_MODEL_* environment")
     data = merge(data, flags or {})
     config = build_config(data, "command-line flags")
+    file_protocol = str((file_data.get("model") or {}).get("protocol", Protocol.OPENAI.value))
+    if "api_key" not in env_overrides(env) and config.model.protocol.value != file_protocol:
+        config.model.api_key = None  # the file's key belongs to the file's protocol
     if config.model.api_key is None:
         for name in KEY_FALLBACK_ENV[config.model.protocol.value]:
             if env.get(name):
                 config.model.api_key = SecretStr(env[name])
                 break
     return config
-
-
-def _dump_value(value: Any) -> Any:
-    if isinstance(value, SecretStr):
-        return value.get_secret_value()
-    return value
 
 
 def config_as_dict(config: Config, *, redact: bool = True) -> dict[str, Any]:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,9 +15,15 @@ os.environ["DO_NOT_TRACK"] = "1"
 os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
 os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="reviewflow-prefect-"))
 os.environ["PREFECT_SERVER_LOGGING_LEVEL"] = "CRITICAL"
+# Python subprocesses of the tests (CLI runs, Prefect's test server) get the same network guard.
+_GUARD_DIR = str(Path(__file__).parent / "netguard")
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in (_GUARD_DIR, os.environ.get("PYTHONPATH", "")) if p
+)
 
-from tests.gitutil import GitRepo
-from tests.wire_server import WireServer
+from tests.gitutil import GitRepo  # noqa: E402
+from tests.netguard import netguard  # noqa: E402
+from tests.wire_server import WireServer  # noqa: E402
 
 _SCRUBBED = (
     "CI",
@@ -40,40 +44,16 @@ _SCRUBBED = (
 )
 
 
-def _is_loopback(address: Any) -> bool:
-    if not isinstance(address, tuple):
-        return True  # AF_UNIX paths and the like never leave the machine
-    host = address[0]
-    if host in ("localhost", ""):
-        return True
-    try:
-        return ipaddress.ip_address(host.split("%")[0]).is_loopback
-    except ValueError:
-        return False
-
-
-class NetworkBlockedError(AssertionError):
-    pass
-
-
 @pytest.fixture(autouse=True)
-def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fail any test that connects anywhere but loopback."""
-    real_connect = socket.socket.connect
-    real_connect_ex = socket.socket.connect_ex
-
-    def guarded(self: socket.socket, address: Any) -> Any:
-        if not _is_loopback(address):
-            raise NetworkBlockedError(f"test tried to connect to {address!r}")
-        return real_connect(self, address)
-
-    def guarded_ex(self: socket.socket, address: Any) -> Any:
-        if not _is_loopback(address):
-            raise NetworkBlockedError(f"test tried to connect to {address!r}")
-        return real_connect_ex(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", guarded)
-    monkeypatch.setattr(socket.socket, "connect_ex", guarded_ex)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Fail any test that connects, sends or resolves names beyond loopback, even if the
+    refusal was caught and swallowed somewhere below the test."""
+    for name, method in netguard.guarded_methods().items():
+        monkeypatch.setattr(socket.socket, name, method)
+    monkeypatch.setattr(socket, "getaddrinfo", netguard.guarded_getaddrinfo())
+    netguard.BLOCKED.clear()
+    yield
+    assert not netguard.BLOCKED, netguard.BLOCKED
 
 
 @pytest.fixture(autouse=True)

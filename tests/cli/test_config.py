@@ -230,7 +230,7 @@ def test_pasted_whitespace_around_the_key_is_stripped(rf_home: Path, raw: str) -
 def test_control_characters_in_the_key_are_refused_without_echo(rf_home: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_config(rf_home, {"REVIEWFLOW_MODEL_API_KEY": "sk-sec\x00ret-123"})
-    assert "control characters" in str(info.value)
+    assert "printable ASCII" in str(info.value)
     assert "ret-123" not in str(info.value)
 
 
@@ -248,3 +248,58 @@ def test_non_utf8_config_is_one_line(rf_home: Path, capsys: pytest.CaptureFixtur
     assert main(["config", "show"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not UTF-8" in err
+
+
+def test_a_file_key_is_only_used_for_the_file_protocol(rf_home: Path) -> None:
+    write_config(rf_home, "model:\n  protocol: openai\n  api_key: sk-openai-file-key\n")
+    env = {"REVIEWFLOW_MODEL_PROTOCOL": "anthropic", "ANTHROPIC_API_KEY": "sk-ant-env-key"}
+    config = load_config(rf_home, env)
+    assert config.model.api_key is not None
+    assert config.model.api_key.get_secret_value() == "sk-ant-env-key"
+    flags = {"model": {"protocol": "gemini"}}
+    assert load_config(rf_home, {}, flags).model.api_key is None
+    same = load_config(rf_home, {"OPENAI_API_KEY": "sk-other"})
+    assert same.model.api_key is not None
+    assert same.model.api_key.get_secret_value() == "sk-openai-file-key"
+    generic = load_config(rf_home, {**env, "REVIEWFLOW_MODEL_API_KEY": "sk-generic"})
+    assert generic.model.api_key is not None
+    assert generic.model.api_key.get_secret_value() == "sk-generic"
+
+
+@pytest.mark.parametrize("key", ["sk-abc\u200bdef12345", "sk-live\xa0KEY", "sk-Éclair-1", "a b"])
+def test_keys_must_be_printable_ascii(rf_home: Path, key: str) -> None:
+    with pytest.raises(ConfigError, match="printable ASCII") as info:
+        set_value(rf_home, "model.api_key", key)
+    assert key not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[::1/v1",
+        "http://a_b..c/v1",
+        "https://user:secret@example.com/v1",
+        "http://host:99999/v1",
+        "ftp://example.com",
+        "https:///v1",
+        "http://exa mple.com",
+    ],
+)
+def test_bad_endpoints(rf_home: Path, url: str) -> None:
+    with pytest.raises(ConfigError, match=r"model\.endpoint"):
+        set_value(rf_home, "model.endpoint", url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:11434/v1",
+        "http://[::1]:8080/v1",
+        "https://openrouter.ai/api/v1",
+        "http://ollama_host:11434/v1",
+        "https://bücher.example/v1",
+    ],
+)
+def test_good_endpoints(rf_home: Path, url: str) -> None:
+    set_value(rf_home, "model.endpoint", url)
+    assert load_config(rf_home, {}).model.endpoint == url

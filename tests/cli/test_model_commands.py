@@ -65,3 +65,31 @@ def test_review_refuses_a_missing_key(
     monkeypatch.setenv("REVIEWFLOW_MODEL_NAME", "claude-test")
     assert main(["review", "--repo", str(repo.root)]) == 2
     assert "ANTHROPIC_API_KEY" in capsys.readouterr().err
+
+
+def test_review_keeps_the_key_out_of_the_prefect_environment(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    import flows.review
+
+    seen: dict[str, object] = {}
+
+    def fake_run_review(request: object, config: object) -> int:
+        seen["env"] = dict(os.environ)
+        seen["config"] = config
+        return 0
+
+    monkeypatch.setattr(flows.review, "run_review", fake_run_review)
+    monkeypatch.setenv("REVIEWFLOW_MODEL_NAME", "test-model")
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    monkeypatch.setenv("GEMINI_API_KEY", "g-unrelated-key")
+    repo.write("a.py", "x = 1\n")
+    assert main(["review", "--repo", str(repo.root)]) == 0
+    env = seen["env"]
+    assert isinstance(env, dict)
+    assert TEST_KEY not in env.values() and "g-unrelated-key" not in env.values()
+    assert env["DO_NOT_TRACK"] == "1" and env["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false"
+    config = seen["config"]
+    assert config.model.api_key.get_secret_value() == TEST_KEY  # type: ignore[attr-defined]

@@ -1,0 +1,5 @@
+"""Installed into test subprocesses through PYTHONPATH: no network beyond loopback."""
+
+import netguard
+
+netguard.install()
