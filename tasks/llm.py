@@ -2,7 +2,12 @@
 
 The task takes a `ProviderHandle` (model settings without the API key) and the request; the key
 stays inside the process, in the review's `ProviderPool` (or, in another process, is read from
-that process's config and environment). Every attempt is counted by the pool's usage meter.
+that process's config and environment).
+
+Accounting does not depend on which process ran the task: the response carries `attempts` (the
+task run's run count: 1, or 2 after a retry), and so does a final `ProviderFailure` (its
+`attempts`, see `failures.attempts_of`). The pool's meter counts the attempts made in the pool's
+own process only, as a convenience.
 """
 
 from __future__ import annotations
@@ -12,9 +17,11 @@ from typing import Any
 from prefect import Task, task
 from prefect.cache_policies import NO_CACHE
 from prefect.client.schemas.objects import State, TaskRun
+from prefect.context import TaskRunContext
 
 from reviewflow.errors import TransientProviderError
 from reviewflow.providers.base import ModelRequest, ModelResponse
+from reviewflow.providers.failures import ProviderFailure
 from reviewflow.providers.pool import ProviderHandle, pool_for
 
 RETRIES = 1
@@ -37,10 +44,24 @@ def retry_transient(task: Task[Any, Any], task_run: TaskRun, state: State[Any]) 
     log_prints=False,
 )
 def llm_request(handle: ProviderHandle, request: ModelRequest) -> ModelResponse:
-    """Send one model request through the review's provider pool."""
-    return request_model(handle, request)
+    """Send one model request through the review's provider pool, noting the attempt count."""
+    attempt = _attempt()
+    try:
+        response = request_model(handle, request)
+    except ProviderFailure as exc:
+        exc.attempts = attempt
+        raise
+    return response.model_copy(update={"attempts": attempt})
 
 
 def request_model(handle: ProviderHandle, request: ModelRequest) -> ModelResponse:
     """The request without Prefect: one attempt, counted in the pool's meter."""
     return pool_for(handle).complete(request)
+
+
+def _attempt() -> int:
+    """This attempt's number: the `llm_request` task run's run count, 1 outside Prefect."""
+    context = TaskRunContext.get()
+    if context is None or context.task.fn is not llm_request.fn:
+        return 1
+    return max(1, context.task_run.run_count)

@@ -6,7 +6,7 @@ from typing import Any
 
 import anthropic
 
-from reviewflow.config import ModelSettings, Protocol
+from reviewflow.config import Protocol
 from reviewflow.errors import ProviderError
 from reviewflow.providers import failures
 from reviewflow.providers.base import (
@@ -38,31 +38,33 @@ _FINISH = {
 }
 
 
-class AnthropicProvider(Provider):
+class AnthropicProvider(Provider[anthropic.Anthropic]):
     """Messages through the official `anthropic` SDK, SDK retries off."""
 
     protocol = Protocol.ANTHROPIC
 
-    def __init__(self, settings: ModelSettings) -> None:
-        super().__init__(settings)
-        self._client = anthropic.Anthropic(
+    def _new_client(self) -> anthropic.Anthropic:
+        """A Messages client."""
+        return anthropic.Anthropic(
             api_key=self._key,
             base_url=self._endpoint,
-            timeout=settings.timeout,
+            timeout=self._timeout,
             max_retries=0,
         )
 
-    def complete(self, request: ModelRequest) -> ModelResponse:
+    def _send(self, client: anthropic.Anthropic, request: ModelRequest) -> ModelResponse:
         """Send one Messages request and normalize the answer."""
         try:
-            message = self._client.messages.create(**self._params(request))
+            message = client.messages.create(**self._params(request))
         except anthropic.APITimeoutError:
             raise failures.timeout_error("anthropic", self._model, self._timeout) from None
         except anthropic.APIConnectionError as exc:
-            cause = exc.__cause__ or exc.__context__
-            detail = f"{type(cause).__name__}: {cause}" if cause is not None else ""
             raise failures.connection_error(
-                "anthropic", self._model, self._endpoint, detail, self._key
+                "anthropic",
+                self._model,
+                self._endpoint,
+                exc.__cause__ or exc.__context__,
+                self._key,
             ) from None
         except anthropic.APIStatusError as exc:
             raise failures.status_error(
@@ -72,6 +74,10 @@ class AnthropicProvider(Provider):
                 failures.detail_from_body(exc.body),
                 self._key,
             ) from None
+        except anthropic.APIResponseValidationError:
+            raise self._malformed() from None
+        except anthropic.AnthropicError as exc:
+            raise failures.sdk_error("anthropic", self._model, exc, self._key) from None
         if getattr(message, "type", None) != "message":
             raise self._malformed()
         try:
@@ -81,10 +87,6 @@ class AnthropicProvider(Provider):
 
     def _malformed(self) -> ProviderError:
         return failures.malformed_answer_error("anthropic", self._model, self._endpoint)
-
-    def close(self) -> None:
-        """Release the SDK client's connections."""
-        self._client.close()
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {

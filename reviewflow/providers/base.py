@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import json
+import re
 from abc import ABC, abstractmethod
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Generic, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from reviewflow.config import ModelSettings, Protocol
+from reviewflow.errors import ProviderError
+from reviewflow.providers import failures
+from reviewflow.providers.deadline import ClientPool, ClientT, DeadlineExceeded
+
+_PRINTABLE_ASCII = re.compile(r"[!-~]+")
 
 
 class _Frozen(BaseModel):
@@ -143,7 +150,11 @@ class Usage(_Frozen):
 
 
 class ModelResponse(_Frozen):
-    """What the model answered: text, native tool calls, why it stopped, and usage."""
+    """What the model answered: text, native tool calls, why it stopped, and usage.
+
+    `attempts` is how many request attempts it took (1 + retries, as `llm_request` counts
+    them); a flow totals its requests from these, in whatever process each task ran.
+    """
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
@@ -151,14 +162,19 @@ class ModelResponse(_Frozen):
     raw_finish_reason: str | None = None
     usage: Usage = Field(default_factory=Usage)
     model: str | None = None
+    attempts: int = Field(default=1, ge=1)
 
     def assistant_message(self) -> AssistantMessage:
         """The assistant turn to append to the conversation for the next round."""
         return AssistantMessage(content=self.text, tool_calls=self.tool_calls)
 
 
-class Provider(ABC):
-    """One model behind one protocol. `complete` raises Transient/PermanentProviderError."""
+class Provider(ABC, Generic[ClientT]):
+    """One model behind one protocol. `complete` raises Transient/PermanentProviderError only.
+
+    Each request in flight uses an SDK client of its own (idle ones are reused) and must
+    finish within `timeout` seconds in total (see `reviewflow.providers.deadline`).
+    """
 
     protocol: Protocol
 
@@ -167,11 +183,42 @@ class Provider(ABC):
         self._endpoint = settings.effective_endpoint
         self._timeout = settings.timeout
         self._key = settings.api_key.get_secret_value() if settings.api_key else None
+        self._clients: ClientPool[ClientT] = ClientPool(self._new_client)
 
-    @abstractmethod
     def complete(self, request: ModelRequest) -> ModelResponse:
-        """Send one request (no SDK retries) and normalize the answer."""
+        """Send one request (no SDK retries) within the timeout and normalize the answer."""
+        try:
+            return self._complete(request)
+        except ProviderError as exc:
+            exc.__context__ = None  # the SDK error it replaced may hold the key (args, body)
+            exc.__suppress_context__ = True
+            raise
+
+    def _complete(self, request: ModelRequest) -> ModelResponse:
+        """`complete`, with whatever escaped the adapter's own mapping typed here."""
+        name = self.protocol.value
+        if self._key is not None and not _PRINTABLE_ASCII.fullmatch(self._key):
+            # Some SDKs would send it as UTF-8, others fail with it in the error's args.
+            raise failures.unusable_key_error(name, self._model)
+        try:
+            return self._clients.run(lambda client: self._send(client, request), self._timeout)
+        except DeadlineExceeded:
+            raise failures.timeout_error(name, self._model, self._timeout) from None
+        except (json.JSONDecodeError, UnicodeDecodeError):  # a 2xx body that is not JSON text
+            raise failures.malformed_answer_error(name, self._model, self._endpoint) from None
+        except failures.UNSENDABLE as exc:
+            raise failures.unsendable_error(
+                name, self._model, self._endpoint, exc, self._key
+            ) from None
+
+    def close(self) -> None:
+        """Release the SDK clients' connections."""
+        self._clients.close()
 
     @abstractmethod
-    def close(self) -> None:
-        """Release the SDK client's connections."""
+    def _new_client(self) -> ClientT:
+        """A new SDK client for these settings, SDK retries off."""
+
+    @abstractmethod
+    def _send(self, client: ClientT, request: ModelRequest) -> ModelResponse:
+        """One SDK call, its failures typed, its answer normalized."""

@@ -124,6 +124,7 @@ def _outcome(exc: ProviderError) -> Outcome:
         (failures.EndpointUnreachableError, Outcome.UNREACHABLE),
         (failures.ProviderAuthError, Outcome.KEY_REJECTED),
         (failures.ModelNotFoundError, Outcome.UNKNOWN_MODEL),
+        (failures.UnsendableRequestError, Outcome.CONFIG),
         (PermanentProviderError, Outcome.REJECTED),
     ]
     for kind, outcome in kinds:

@@ -1,31 +1,100 @@
-"""Typed provider failures: one-line messages naming protocol, model and status, never the key."""
+"""Typed provider failures: one-line messages naming protocol, model and status, never the key.
+
+Every failure raised here is a `ProviderFailure`: it can carry the usage a rejected answer reported
+(billed tokens) and, once `llm_request` has seen it, how many attempts the request took.
+"""
 
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, TypeVar
+
+import httpx
+import httpx2
 
 from reviewflow.errors import PermanentProviderError, ProviderError, TransientProviderError
 
+if TYPE_CHECKING:
+    from reviewflow.providers.base import Usage
+
 MAX_DETAIL = 240
 REDACTED = "[REDACTED]"
+UNSENDABLE: tuple[type[Exception], ...] = (
+    UnicodeError,
+    ValueError,
+    httpx.InvalidURL,  # not a ValueError
+    httpx2.InvalidURL,
+)
+"""What the SDKs raise, unwrapped, for a request they cannot build: a bad URL or header."""
+_UNSENDABLE_CAUSES = (*UNSENDABLE, httpx.UnsupportedProtocol, httpx2.UnsupportedProtocol)
 
 
-class ProviderTimeoutError(TransientProviderError):
+class ProviderFailure(ProviderError):
+    """A provider error with its accounting: usage a rejected answer reported, attempts taken."""
+
+    usage: Usage | None = None
+    attempts: int | None = None
+
+
+FailureT = TypeVar("FailureT", bound=ProviderFailure)
+
+
+class ProviderTimeoutError(ProviderFailure, TransientProviderError):
     """The request did not complete within the configured timeout."""
 
 
-class EndpointUnreachableError(TransientProviderError):
+class EndpointUnreachableError(ProviderFailure, TransientProviderError):
     """The endpoint refused, dropped or never answered the connection."""
 
 
-class ProviderAuthError(PermanentProviderError):
+class RetryableStatusError(ProviderFailure, TransientProviderError):
+    """The endpoint answered HTTP 408, 429 or 5xx."""
+
+
+class EmptyAnswerError(ProviderFailure, TransientProviderError):
+    """A well-formed answer that holds nothing (e.g. no choices)."""
+
+
+class ProviderAuthError(ProviderFailure, PermanentProviderError):
     """The API key was rejected (HTTP 401/403)."""
 
 
-class ModelNotFoundError(PermanentProviderError):
+class ModelNotFoundError(ProviderFailure, PermanentProviderError):
     """The endpoint does not know the model (HTTP 404)."""
+
+
+class RequestRejectedError(ProviderFailure, PermanentProviderError):
+    """The endpoint refused the request (another HTTP 4xx, a blocked prompt)."""
+
+
+class MalformedAnswerError(ProviderFailure, PermanentProviderError):
+    """A 2xx answer that is not the protocol's response (HTML, wrong JSON shape)."""
+
+
+class UnsendableRequestError(ProviderFailure, PermanentProviderError):
+    """The request could not be built: an invalid endpoint URL or a non-ASCII header."""
+
+
+class SdkError(ProviderFailure, PermanentProviderError):
+    """Any other failure the SDK reported."""
+
+
+def with_usage(error: FailureT, usage: Usage | None) -> FailureT:
+    """`error`, carrying the usage the rejected answer reported."""
+    error.usage = usage
+    return error
+
+
+def usage_of(error: BaseException) -> Usage | None:
+    """The usage a failed request's answer reported, if any."""
+    return error.usage if isinstance(error, ProviderFailure) else None
+
+
+def attempts_of(error: BaseException) -> int | None:
+    """How many attempts a failed request took, once `llm_request` has noted it."""
+    return error.attempts if isinstance(error, ProviderFailure) else None
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:
@@ -33,7 +102,13 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
     for secret in secrets:
         if not secret:
             continue
-        forms = {secret, secret.strip(), repr(secret)[1:-1], json.dumps(secret)[1:-1]}
+        forms = {
+            secret,
+            secret.strip(),
+            repr(secret)[1:-1],
+            json.dumps(secret)[1:-1],
+            secret.encode("utf-8").decode("latin-1"),  # as a server may echo a UTF-8 header
+        }
         for form in sorted(forms, key=len, reverse=True):
             if len(form) >= 4:
                 text = text.replace(form, REDACTED)
@@ -70,7 +145,7 @@ def _where(protocol: str, model: str) -> str:
 
 def status_error(
     protocol: str, model: str, status: int, detail: str, secret: str | None
-) -> ProviderError:
+) -> ProviderFailure:
     """The typed error for an HTTP error status, with a redacted one-line detail."""
     text = one_line(redact(detail, [secret]))
     suffix = f": {text}" if text else ""
@@ -80,8 +155,8 @@ def status_error(
     if status == 404:
         return ModelNotFoundError(f"{base} (unknown model or wrong endpoint){suffix}")
     if status in (408, 429) or status >= 500:
-        return TransientProviderError(f"{base}{suffix}")
-    return PermanentProviderError(f"{base}{suffix}")
+        return RetryableStatusError(f"{base}{suffix}")
+    return RequestRejectedError(f"{base}{suffix}")
 
 
 def timeout_error(protocol: str, model: str, timeout: float) -> ProviderTimeoutError:
@@ -90,9 +165,12 @@ def timeout_error(protocol: str, model: str, timeout: float) -> ProviderTimeoutE
 
 
 def connection_error(
-    protocol: str, model: str, endpoint: str, detail: str, secret: str | None
-) -> EndpointUnreachableError:
-    """The error for a connection that failed or was dropped."""
+    protocol: str, model: str, endpoint: str, cause: BaseException | None, secret: str | None
+) -> ProviderFailure:
+    """The error for a connection that failed or was dropped (or could not be attempted)."""
+    if cause is not None and isinstance(cause, _UNSENDABLE_CAUSES):
+        return unsendable_error(protocol, model, endpoint, cause, secret)
+    detail = f"{type(cause).__name__}: {cause}" if cause is not None else ""
     text = one_line(redact(detail, [secret]))
     suffix = f" ({text})" if text else ""
     return EndpointUnreachableError(
@@ -100,14 +178,45 @@ def connection_error(
     )
 
 
-def empty_answer_error(protocol: str, model: str, what: str) -> TransientProviderError:
+def unsendable_error(
+    protocol: str, model: str, endpoint: str, cause: BaseException, secret: str | None
+) -> UnsendableRequestError:
+    """The error for a request that could not be built (bad URL, non-ASCII key or header)."""
+    if isinstance(cause, UnicodeEncodeError):  # its args hold the text it could not encode
+        detail = "a header such as the API key is not ASCII"
+    else:
+        detail = one_line(redact(f"{type(cause).__name__}: {cause}", [secret]))
+    return UnsendableRequestError(
+        f"{_where(protocol, model)}: cannot send a request to {redact(endpoint, [secret])} "
+        f"({detail}): check model.endpoint and the API key"
+    )
+
+
+def unusable_key_error(protocol: str, model: str) -> UnsendableRequestError:
+    """The error for an API key no header can carry (not printable ASCII), sent nowhere."""
+    return UnsendableRequestError(
+        f"{_where(protocol, model)}: the API key is not printable ASCII without spaces, so it "
+        "was not sent: check REVIEWFLOW_MODEL_API_KEY or model.api_key"
+    )
+
+
+def sdk_error(protocol: str, model: str, error: BaseException, secret: str | None) -> SdkError:
+    """The error for any other SDK failure, with a redacted one-line detail."""
+    detail = one_line(redact(f"{type(error).__name__}: {error}", [secret]))
+    return SdkError(f"{_where(protocol, model)}: request failed ({detail})")
+
+
+def empty_answer_error(
+    protocol: str, model: str, what: str, usage: Usage | None = None
+) -> EmptyAnswerError:
     """The error for a well-formed answer that holds nothing (e.g. empty choices)."""
-    return TransientProviderError(f"{_where(protocol, model)}: empty answer ({what})")
+    error = EmptyAnswerError(f"{_where(protocol, model)}: empty answer ({what})")
+    return with_usage(error, usage)
 
 
-def malformed_answer_error(protocol: str, model: str, endpoint: str) -> PermanentProviderError:
-    """The error for a 200 answer that is not the protocol's response shape."""
-    return PermanentProviderError(
+def malformed_answer_error(protocol: str, model: str, endpoint: str) -> MalformedAnswerError:
+    """The error for a 2xx answer that is not the protocol's response shape."""
+    return MalformedAnswerError(
         f"{_where(protocol, model)}: the answer from {endpoint} is not a valid {protocol} response "
         "(check model.protocol and model.endpoint)"
     )

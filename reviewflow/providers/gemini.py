@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import Any, NoReturn
 
 import pydantic
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from reviewflow.config import ModelSettings, Protocol
+from reviewflow.config import Protocol
 from reviewflow.errors import ProviderError
 from reviewflow.providers import failures
 from reviewflow.providers.base import (
@@ -56,35 +56,35 @@ _FILTERED = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", 
 _KEY_REJECTED = ("API_KEY_INVALID", "API key not valid", "API key expired")
 
 
-class GeminiProvider(Provider):
+class GeminiProvider(Provider[genai.Client]):
     """generateContent through the official `google-genai` SDK, SDK retries off."""
 
     protocol = Protocol.GEMINI
 
-    def __init__(self, settings: ModelSettings) -> None:
-        super().__init__(settings)
+    def _new_client(self) -> genai.Client:
+        """A Gemini Developer API client."""
         options = types.HttpOptions(
             base_url=self._endpoint,
-            timeout=max(1, int(settings.timeout * 1000)),
+            timeout=max(1, int(self._timeout * 1000)),
             retry_options=types.HttpRetryOptions(attempts=1),
         )
-        self._client = genai.Client(vertexai=False, api_key=self._key, http_options=options)
+        return genai.Client(vertexai=False, api_key=self._key, http_options=options)
 
-    def complete(self, request: ModelRequest) -> ModelResponse:
+    def _send(self, client: genai.Client, request: ModelRequest) -> ModelResponse:
         """Send one generateContent request and normalize the answer."""
         try:
-            response = self._client.models.generate_content(
+            response = client.models.generate_content(
                 model=self._model, contents=_contents(request), config=_config(request)
             )
         except genai_errors.APIError as exc:
             raise self._status_error(exc) from None
-        except pydantic.ValidationError:
+        except (pydantic.ValidationError, genai_errors.UnknownApiResponseError):
             raise self._malformed() from None
         except _TIMEOUTS:
             raise failures.timeout_error("gemini", self._model, self._timeout) from None
         except _TRANSPORT as exc:
             raise failures.connection_error(
-                "gemini", self._model, self._endpoint, f"{type(exc).__name__}: {exc}", self._key
+                "gemini", self._model, self._endpoint, exc, self._key
             ) from None
         try:
             return self._normalize(response, request)
@@ -93,10 +93,6 @@ class GeminiProvider(Provider):
 
     def _malformed(self) -> ProviderError:
         return failures.malformed_answer_error("gemini", self._model, self._endpoint)
-
-    def close(self) -> None:
-        """Release the SDK client's connections."""
-        self._client.close()
 
     def _status_error(self, exc: genai_errors.APIError) -> ProviderError:
         detail = str(exc.message or exc.details or "")
@@ -107,13 +103,7 @@ class GeminiProvider(Provider):
 
     def _normalize(self, response: Any, request: ModelRequest) -> ModelResponse:
         if not response.candidates:
-            feedback = getattr(response, "prompt_feedback", None)
-            reason = getattr(feedback, "block_reason", None)
-            if reason:
-                raise failures.status_error(
-                    "gemini", self._model, 400, f"prompt blocked: {reason}", self._key
-                )
-            raise failures.empty_answer_error("gemini", self._model, "no candidates")
+            self._no_candidates(response)
         candidate = response.candidates[0]
         parts = (candidate.content.parts if candidate.content else None) or []
         digest = conversation_digest(request)
@@ -134,6 +124,21 @@ class GeminiProvider(Provider):
             usage=_usage(response.usage_metadata),
             model=getattr(response, "model_version", None) or self._model,
         )
+
+    def _no_candidates(self, response: Any) -> NoReturn:
+        """Raise for an answer without candidates: blocked, empty, or not Gemini's at all."""
+        feedback = getattr(response, "prompt_feedback", None)
+        meta = getattr(response, "usage_metadata", None)
+        if feedback is None and meta is None:  # e.g. `{"error": ...}`, `[]`, `null`
+            raise self._malformed()
+        usage = _usage(meta)
+        reason = getattr(feedback, "block_reason", None)
+        if reason:
+            error = failures.status_error(
+                "gemini", self._model, 400, f"prompt blocked: {reason}", self._key
+            )
+            raise failures.with_usage(error, usage)
+        raise failures.empty_answer_error("gemini", self._model, "no candidates", usage)
 
 
 def _finish(raw: str | None, has_calls: bool) -> FinishReason:

@@ -36,7 +36,7 @@ _FINISH = {
 }
 
 
-class OpenAIProvider(Provider):
+class OpenAIProvider(Provider[openai.OpenAI]):
     """Chat Completions through the official `openai` SDK, SDK retries off."""
 
     protocol = Protocol.OPENAI
@@ -44,22 +44,25 @@ class OpenAIProvider(Provider):
     def __init__(self, settings: ModelSettings) -> None:
         super().__init__(settings)
         self._official = self._endpoint == DEFAULT_ENDPOINTS["openai"]
-        self._client = openai.OpenAI(
+
+    def _new_client(self) -> openai.OpenAI:
+        """A Chat Completions client (local servers get a dummy bearer token)."""
+        return openai.OpenAI(
             api_key=self._key or NO_KEY,
             base_url=self._endpoint,
-            timeout=settings.timeout,
+            timeout=self._timeout,
             max_retries=0,
         )
 
-    def complete(self, request: ModelRequest) -> ModelResponse:
+    def _send(self, client: openai.OpenAI, request: ModelRequest) -> ModelResponse:
         """Send one Chat Completions request and normalize the answer."""
         try:
-            completion = self._client.chat.completions.create(**self._params(request))
+            completion = client.chat.completions.create(**self._params(request))
         except openai.APITimeoutError:
             raise failures.timeout_error("openai", self._model, self._timeout) from None
         except openai.APIConnectionError as exc:
             raise failures.connection_error(
-                "openai", self._model, self._endpoint, _cause_text(exc), self._key
+                "openai", self._model, self._endpoint, _cause(exc), self._key
             ) from None
         except openai.APIStatusError as exc:
             raise failures.status_error(
@@ -71,16 +74,14 @@ class OpenAIProvider(Provider):
             ) from None
         except openai.APIResponseValidationError:
             raise self._malformed() from None
+        except openai.OpenAIError as exc:
+            raise failures.sdk_error("openai", self._model, exc, self._key) from None
         if not isinstance(getattr(completion, "choices", None), list):
             raise self._malformed()
         try:
             return self._normalize(completion, request)
         except (AttributeError, TypeError, ValueError):
             raise self._malformed() from None
-
-    def close(self) -> None:
-        """Release the SDK client's connections."""
-        self._client.close()
 
     def _params(self, request: ModelRequest) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -109,7 +110,8 @@ class OpenAIProvider(Provider):
 
     def _normalize(self, completion: Any, request: ModelRequest) -> ModelResponse:
         if not completion.choices:
-            raise failures.empty_answer_error("openai", self._model, "no choices")
+            usage = _usage(completion.usage)
+            raise failures.empty_answer_error("openai", self._model, "no choices", usage)
         choice = completion.choices[0]
         message = choice.message
         digest = conversation_digest(request)
@@ -191,6 +193,5 @@ def _usage(usage: Any) -> Usage:
     )
 
 
-def _cause_text(exc: BaseException) -> str:
-    cause = exc.__cause__ or exc.__context__
-    return f"{type(cause).__name__}: {cause}" if cause is not None else ""
+def _cause(exc: BaseException) -> BaseException | None:
+    return exc.__cause__ or exc.__context__

@@ -1,4 +1,10 @@
-"""A per-review provider pool: bounded requests in flight, a usage meter, a key-free handle."""
+"""A per-review provider pool: bounded requests in flight, a usage meter, a key-free handle.
+
+The meter is an in-process convenience: it sees the attempts made through this pool object
+only. Tasks that run in other processes (Dask, process pools) resolve the handle to a pool of
+their own, so a review totals its requests from `ModelResponse.attempts` and from the
+`attempts` of a final `ProviderFailure`, which `llm_request` sets wherever it runs.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +25,8 @@ from reviewflow.config import (
     home_dir,
     load_config,
 )
+from reviewflow.errors import PermanentProviderError, ProviderError
+from reviewflow.providers import failures
 from reviewflow.providers.base import ModelRequest, ModelResponse, Provider, Usage
 from reviewflow.providers.factory import check_settings, create_provider
 
@@ -26,11 +34,15 @@ ProviderFactory = Callable[[ModelSettings], Provider]
 
 
 class ProviderHandle(BaseModel):
-    """What a task needs to reach a pool: the model settings without the API key."""
+    """What a task needs to reach a pool: the model settings without the API key.
+
+    `pid` is the process that made the pool: there, an unknown pool is a closed one.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     pool_id: str
+    pid: int
     protocol: Protocol
     model: str
     endpoint: str | None
@@ -44,8 +56,16 @@ class UsageTotals(Usage):
     requests: int = 0
 
 
+class PoolClosedError(PermanentProviderError):
+    """A handle was used after its pool was closed, in the process that made the pool.
+
+    Not a `ProviderFailure`: no request was sent, so it carries no attempts to count.
+    """
+
+
 class UsageMeter:
-    """Thread-safe totals: each attempt counts in `requests`, tokens come from responses."""
+    """Thread-safe totals of one pool in one process: every attempt it made counts in
+    `requests`; tokens come from answers, rejected ones included (see `failures.usage_of`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -58,7 +78,7 @@ class UsageMeter:
             self._requests += 1
 
     def add(self, usage: Usage) -> None:
-        """Add the usage one response reported."""
+        """Add the usage one answer reported."""
         with self._lock:
             self._usage = self._usage + usage
 
@@ -86,18 +106,20 @@ class ProviderPool:
         self.settings = settings
         self.meter = UsageMeter()
         self.id = pool_id or uuid.uuid4().hex
+        self.pid = os.getpid()
+        self.closed = False
         self._provider = factory(settings)
         self._slots = threading.BoundedSemaphore(max(1, concurrency))
         self.handle = ProviderHandle(
             pool_id=self.id,
+            pid=self.pid,
             protocol=settings.protocol,
             model=settings.name,
             endpoint=settings.endpoint,
             timeout=settings.timeout,
             concurrency=max(1, concurrency),
         )
-        with _POOLS_LOCK:
-            _POOLS.setdefault(self.id, self)
+        self._registered = _register(self)
 
     @classmethod
     def from_config(cls, config: Config) -> ProviderPool:
@@ -105,15 +127,25 @@ class ProviderPool:
         return cls(config.model, config.review.concurrency)
 
     def complete(self, request: ModelRequest) -> ModelResponse:
-        """One request attempt through the pool's provider, waiting for a free slot."""
+        """One request attempt through the pool's provider, waiting for a free slot.
+
+        Metered: the attempt, and the usage of its answer even when the answer is rejected.
+        """
+        if self.closed:
+            raise _closed_error(self.id)
         with self._slots:
             self.meter.count_request()
-            response = self._provider.complete(request)
+            try:
+                response = self._provider.complete(request)
+            except ProviderError as exc:
+                self.meter.add(failures.usage_of(exc) or Usage())
+                raise
         self.meter.add(response.usage)
         return response
 
     def close(self) -> None:
         """Forget the pool and release the provider's connections."""
+        self.closed = True
         with _POOLS_LOCK:
             if _POOLS.get(self.id) is self:
                 del _POOLS[self.id]
@@ -132,11 +164,17 @@ class ProviderPool:
 
 
 def pool_for(handle: ProviderHandle, env: Mapping[str, str] | None = None) -> ProviderPool:
-    """The live pool behind `handle`; in another process, a new one keyed from its environment."""
+    """The live pool behind `handle`; in another process, a new one keyed from its environment.
+
+    In the process that made the pool, a pool that is gone was closed: that is an error, not
+    a reason to start a second pool (and meter) behind the review's back.
+    """
     with _POOLS_LOCK:
         pool = _POOLS.get(handle.pool_id)
-    if pool is not None:
+    if pool is not None and pool.pid == os.getpid():
         return pool
+    if handle.pid == os.getpid():
+        raise _closed_error(handle.pool_id)
     env = os.environ if env is None else env
     settings = ModelSettings(
         protocol=handle.protocol,
@@ -146,11 +184,25 @@ def pool_for(handle: ProviderHandle, env: Mapping[str, str] | None = None) -> Pr
         api_key=environment_key(handle.protocol, env),
     )
     candidate = ProviderPool(settings, handle.concurrency, pool_id=handle.pool_id)
-    with _POOLS_LOCK:
-        winner = _POOLS[handle.pool_id]
-    if winner is not candidate:  # another thread registered first
+    if candidate._registered is not candidate:  # another thread registered first
         candidate._provider.close()
-    return winner
+    return candidate._registered
+
+
+def _register(pool: ProviderPool) -> ProviderPool:
+    """Register `pool` unless a live pool of this process has its id; return the one in use."""
+    with _POOLS_LOCK:
+        current = _POOLS.get(pool.id)
+        if current is None or current.pid != pool.pid:  # none, or one inherited by a fork
+            _POOLS[pool.id] = current = pool
+        return current
+
+
+def _closed_error(pool_id: str) -> PoolClosedError:
+    return PoolClosedError(
+        f"provider pool {pool_id} is closed: its requests can no longer be sent or counted "
+        "(use the handle only while the pool is open)"
+    )
 
 
 def environment_key(protocol: Protocol, env: Mapping[str, str]) -> SecretStr | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import SecretStr
 
 from reviewflow.config import PLACEHOLDER_MODEL, Config, ModelSettings, Protocol
 from reviewflow.errors import ConfigError
@@ -88,3 +89,16 @@ def test_doctor_placeholder_and_missing_key() -> None:
     missing = check_model(Config(model=ModelSettings(protocol=Protocol.GEMINI, name="g")))
     assert missing.outcome is Outcome.MISSING_KEY
     assert "GEMINI_API_KEY" in missing.render()
+
+
+def test_doctor_unusable_endpoint_is_a_config_problem(protocol: str) -> None:
+    settings = ModelSettings.model_construct(  # what the config now refuses, built anyway
+        protocol=Protocol(protocol),
+        name="m",
+        endpoint="http://[::1/v1",
+        timeout=1.0,
+        api_key=SecretStr(TEST_KEY),
+    )
+    report = check_model(Config(model=settings))
+    assert report.outcome is Outcome.CONFIG and report.exit_code == 2
+    assert "check model.endpoint" in report.render() and TEST_KEY not in report.render()

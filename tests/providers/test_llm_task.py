@@ -1,5 +1,6 @@
 """The llm_request task through Prefect: one retry on transient errors, none on permanent ones,
-every attempt counted, and the API key nowhere Prefect writes."""
+every attempt counted (in the response or the final error), and the API key nowhere Prefect
+writes."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from reviewflow.errors import ProviderError, TransientProviderError
 from reviewflow.providers import ModelRequest, ModelResponse, ProviderPool, UserMessage
-from reviewflow.providers.failures import ProviderAuthError
+from reviewflow.providers.failures import ProviderAuthError, attempts_of
 from reviewflow.providers.pool import ProviderHandle
 from tasks.llm import llm_request, request_model, retry_transient
 from tests.wire_server import TEST_KEY, Delay, HttpError, Text, WireServer
@@ -42,7 +43,8 @@ def test_task_declares_its_policy() -> None:
 def test_plain_function_needs_no_prefect(wire: WireServer) -> None:
     wire.script("openai", [Text("plain"), HttpError(429)])
     with ProviderPool(wire.settings("openai"), 1) as pool:
-        assert llm_request.fn(pool.handle, REQUEST).text == "plain"
+        response = llm_request.fn(pool.handle, REQUEST)
+        assert response.text == "plain" and response.attempts == 1
         with pytest.raises(TransientProviderError):  # no Prefect, no retry
             request_model(pool.handle, REQUEST)
     assert pool.meter.totals().requests == 2
@@ -57,11 +59,14 @@ def test_retries_through_prefect(
     wire.script(protocol, replies)
     with ProviderPool(wire.settings(protocol, timeout=0.4), 2) as pool:
         if error is None:
-            assert fast_llm_request(pool.handle, REQUEST).text == "ok"
+            response = fast_llm_request(pool.handle, REQUEST)
+            assert response.text == "ok"
+            assert response.attempts == expected_requests  # counted wherever the task ran
         else:
             with pytest.raises(error) as caught:
                 fast_llm_request(pool.handle, REQUEST)
             assert TEST_KEY not in "".join(traceback.format_exception(caught.value))
+            assert attempts_of(caught.value) == expected_requests
     assert len(wire.requests(protocol)) == expected_requests
     assert pool.meter.totals().requests == expected_requests
 

@@ -1,15 +1,28 @@
-"""The per-review pool: bounded requests in flight, every attempt metered, key-free handles."""
+"""The per-review pool: bounded requests in flight, every attempt metered, key-free handles,
+and accounting that does not depend on which process sent the request."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import pytest
 
 from reviewflow.config import Config, ReviewSettings
-from reviewflow.errors import PermanentProviderError
-from reviewflow.providers import ModelRequest, ProviderPool, UserMessage, pool_for
-from tests.wire_server import TEST_KEY, Delay, HttpError, Text, WireServer, WireUsage
+from reviewflow.errors import PermanentProviderError, TransientProviderError
+from reviewflow.providers import (
+    ModelRequest,
+    ModelResponse,
+    ProviderHandle,
+    ProviderPool,
+    Usage,
+    UserMessage,
+    pool_for,
+)
+from reviewflow.providers.failures import usage_of
+from reviewflow.providers.pool import PoolClosedError
+from tests.wire_server import TEST_KEY, Delay, Empty, HttpError, Text, WireServer, WireUsage
 
 REQUEST = ModelRequest(messages=(UserMessage(content="hi"),))
 
@@ -39,21 +52,78 @@ def test_meter_counts_failed_attempts_and_sums_usage(wire: WireServer) -> None:
     assert totals.total_tokens == 32
 
 
-def test_handle_holds_no_key_and_is_resolved_in_process(
-    wire: WireServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    wire.script("gemini", [Text(), Text()])
+def test_handle_holds_no_key_and_is_resolved_in_process(wire: WireServer) -> None:
+    wire.script("gemini", [Text()])
     pool = ProviderPool(wire.settings("gemini"), 2)
     handle = pool.handle
     assert TEST_KEY not in handle.model_dump_json() and TEST_KEY not in repr(handle)
+    assert handle.pid == os.getpid()
     assert pool_for(handle) is pool
     pool_for(handle).complete(REQUEST)
     pool.close()
+    assert pool.meter.totals().requests == 1
 
-    # Another process (or a closed pool): the key comes from this process's environment.
+
+def test_a_closed_pool_fails_loudly_in_its_own_process(wire: WireServer) -> None:
+    pool = ProviderPool(wire.settings("openai"), 1)
+    pool.close()
+    with pytest.raises(PoolClosedError, match=f"provider pool {pool.id} is closed") as caught:
+        pool_for(pool.handle)  # no silent second pool (and meter) behind the review's back
+    assert isinstance(caught.value, PermanentProviderError)
+    with pytest.raises(PoolClosedError):
+        pool.complete(REQUEST)
+    assert wire.requests() == []
+
+
+def test_a_process_without_the_pool_builds_its_own_from_its_environment(
+    wire: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wire.script("gemini", [Text()])
     monkeypatch.setenv("GEMINI_API_KEY", TEST_KEY)
-    rebuilt = pool_for(handle)
-    assert rebuilt is not pool and rebuilt.id == handle.pool_id
+    inherited = ProviderPool(wire.settings("gemini", key="sk-parent-process-key"), 2)
+    inherited.pid = -1  # as a forked worker inherits its parent's pool: never used there
+    foreign = inherited.handle.model_copy(update={"pid": -1})  # made by another process
+    rebuilt = pool_for(foreign)
+    assert rebuilt is not inherited and rebuilt.id == foreign.pool_id
+    assert pool_for(foreign) is rebuilt
     rebuilt.complete(REQUEST)
     rebuilt.close()
-    assert [r.credential for r in wire.requests("gemini")] == [TEST_KEY, TEST_KEY]
+    inherited.close()
+    assert [r.credential for r in wire.requests("gemini")] == [TEST_KEY]
+
+
+def _complete_elsewhere(handle: ProviderHandle) -> tuple[int, ModelResponse]:
+    """Run in a spawned process: resolve the handle there and send one request."""
+    return os.getpid(), pool_for(handle).complete(REQUEST)
+
+
+def test_a_worker_process_reports_its_attempts_in_the_response(
+    wire: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wire.script("openai", [Text("from a worker", usage=WireUsage(prompt=5, completion=1))])
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    spawn = multiprocessing.get_context("spawn")
+    with (
+        ProviderPool(wire.settings("openai"), 1) as pool,
+        ProcessPoolExecutor(max_workers=1, mp_context=spawn) as workers,
+    ):
+        pid, response = workers.submit(_complete_elsewhere, pool.handle).result(timeout=60)
+    assert pid != os.getpid()
+    assert response.text == "from a worker" and response.attempts == 1
+    assert response.usage.total_tokens == 6  # the review totals from results like this one
+    assert pool.meter.totals().requests == 0  # the parent's meter never saw that attempt
+    assert wire.requests("openai")[0].credential == TEST_KEY
+
+
+@pytest.mark.parametrize("protocol", ["openai", "gemini"])
+def test_meter_adds_the_usage_of_a_rejected_answer(wire: WireServer, protocol: str) -> None:
+    billed, answered = WireUsage(prompt=30, completion=5), WireUsage(prompt=10, completion=2)
+    wire.script(protocol, [Empty(usage=billed), Text(usage=answered)])
+    with ProviderPool(wire.settings(protocol), 1) as pool:
+        with pytest.raises(TransientProviderError, match="empty answer") as caught:
+            pool.complete(REQUEST)
+        assert usage_of(caught.value) == Usage.reported(prompt=30, completion=5)
+        pool.complete(REQUEST)
+    totals = pool.meter.totals()
+    assert (totals.requests, totals.prompt_tokens, totals.completion_tokens) == (2, 40, 7)
+    assert totals.total_tokens == 47

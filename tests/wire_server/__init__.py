@@ -7,8 +7,8 @@
         assert wire.requests("openai")[1].body["messages"][-1]["role"] == "tool"
 
 Every request consumes one scripted reply of its protocol (`ToolCalls`, `Text`, `HttpError`,
-`Delay`, `Disconnect`, `Empty`, `Raw`); an unscripted request gets HTTP 500 and is counted in
-`unexpected`. Every request is recorded (path, lower-cased headers, parsed JSON body).
+`Delay`, `Disconnect`, `Empty`, `Raw`, `Trickle`); an unscripted request gets HTTP 500 and is
+counted in `unexpected`. Every request is recorded (path, lower-cased headers, parsed JSON body).
 Error bodies echo the credential the server received, so tests can prove redaction.
 """
 
@@ -42,6 +42,7 @@ from tests.wire_server.replies import (
     Reply,
     Text,
     ToolCalls,
+    Trickle,
     WireUsage,
 )
 
@@ -59,6 +60,7 @@ __all__ = [
     "Reply",
     "Text",
     "ToolCalls",
+    "Trickle",
     "WireServer",
     "WireUsage",
 ]
@@ -201,25 +203,52 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(reply, Disconnect):
             self.close_connection = True
             return
+        if isinstance(reply, Trickle):
+            self._trickle(record, reply)
+            return
         if reply is None:
             status, payload = 500, error_body(record, 500, "wire server: no scripted reply")
         else:
             status, payload = render(record, reply, self.wire.next_id())
         extra = reply.headers if isinstance(reply, HttpError) else {}
+        if isinstance(reply, Raw):
+            extra = {"content-type": reply.content_type}
         self._send(status, payload, extra)
 
     def _send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
+        headers = {"content-type": "application/json", **headers}
         try:
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
+            self._head(status, len(data), headers)
             self.wfile.write(data)
             self.wfile.flush()
         except OSError:  # the client gave up (timeout) and closed the socket
+            self.close_connection = True
+
+    def _head(self, status: int, length: int, headers: dict[str, str]) -> None:
+        self.send_response(status)
+        self.send_header("content-length", str(length))
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.flush()
+
+    def _trickle(self, record: RecordedRequest, reply: Trickle) -> None:
+        """Headers now; then JSON-neutral padding, a byte per interval; then the answer."""
+        status, payload = render(record, reply.then, self.wire.next_id())
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
+        padding = max(1, round(reply.seconds / reply.interval))
+        try:
+            self._head(status, padding + len(data), {"content-type": "application/json"})
+            for _ in range(padding):
+                if self.wire.stopping.wait(reply.interval):
+                    self.close_connection = True
+                    return
+                self.wfile.write(b" ")
+                self.wfile.flush()
+            self.wfile.write(data)
+            self.wfile.flush()
+        except OSError:  # the client gave up (deadline) and closed the socket
             self.close_connection = True
 
 

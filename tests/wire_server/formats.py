@@ -22,9 +22,10 @@ from tests.wire_server.replies import (
 
 
 def render(record: RecordedRequest, reply: Reply, n: int) -> tuple[int, Any]:
-    """(status, JSON body) answering `record` with `reply`."""
+    """(status, body) answering `record` with `reply`; a `bytes` body is sent verbatim."""
     if isinstance(reply, Raw):
-        return reply.status, reply.body
+        body = reply.body.encode("utf-8") if isinstance(reply.body, str) else reply.body
+        return reply.status, body
     if isinstance(reply, HttpError):
         body = reply.body
         if body is None:

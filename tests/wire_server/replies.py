@@ -86,11 +86,24 @@ class Empty:
 
 @dataclass(frozen=True)
 class Raw:
+    """A verbatim answer: `bytes` or `str` bodies are sent as they are, anything else as JSON."""
+
     status: int
     body: Any
+    content_type: str = "application/json"
 
 
-Reply = ToolCalls | Text | HttpError | Delay | Disconnect | Empty | Raw
+@dataclass(frozen=True)
+class Trickle:
+    """Send the headers at once, then the body of `then` one padding byte every `interval`
+    seconds for `seconds` (cut short when the server stops or the client hangs up)."""
+
+    seconds: float
+    interval: float = 0.3
+    then: Any = field(default_factory=Text)
+
+
+Reply = ToolCalls | Text | HttpError | Delay | Disconnect | Empty | Raw | Trickle
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,92 @@
+"""The total request deadline and the per-request SDK clients, without any server."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from reviewflow.providers.deadline import ClientPool, DeadlineExceeded, run_with_deadline
+
+
+class FakeClient:
+    """Stands for an SDK client: only `close` matters."""
+
+    def __init__(self) -> None:
+        self.closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_call_within_the_deadline_gives_its_result_or_its_own_error() -> None:
+    assert run_with_deadline(lambda: 42, 1.0).result() == 42
+
+    def fails() -> None:
+        raise TimeoutError("the call's own timeout, not the deadline")
+
+    with pytest.raises(TimeoutError, match="own timeout"):
+        run_with_deadline(fails, 1.0).result()
+
+
+def test_a_slow_call_is_abandoned_at_the_deadline() -> None:
+    release = threading.Event()
+    started = time.monotonic()
+    with pytest.raises(DeadlineExceeded):
+        run_with_deadline(lambda: release.wait(5), 0.2)
+    assert time.monotonic() - started < 1.0
+    release.set()
+
+
+def test_idle_clients_are_reused_and_concurrent_requests_get_their_own() -> None:
+    made: list[FakeClient] = []
+
+    def factory() -> FakeClient:
+        made.append(FakeClient())
+        return made[-1]
+
+    clients = ClientPool(factory)
+    first = clients.run(lambda client: client, 1.0)
+    assert clients.run(lambda client: client, 1.0) is first
+    both = threading.Barrier(2)
+
+    def together(client: FakeClient) -> FakeClient:
+        both.wait(timeout=2)
+        return client
+
+    threads = [threading.Thread(target=clients.run, args=(together, 2.0)) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(made) == 2 and not any(client.closed for client in made)
+    clients.close()
+    assert all(client.closed for client in made)
+
+
+def test_an_abandoned_client_is_closed_and_never_reused() -> None:
+    clients = ClientPool(FakeClient)
+    release = threading.Event()
+    abandoned: list[FakeClient] = []
+
+    def hangs(client: FakeClient) -> None:
+        abandoned.append(client)
+        release.wait(5)
+
+    with pytest.raises(DeadlineExceeded):
+        clients.run(hangs, 0.2)
+    assert abandoned[0].closed
+    assert clients.run(lambda client: client, 1.0) is not abandoned[0]
+    release.set()
+
+
+def test_a_client_in_use_when_the_pool_closes_is_closed_after_its_request() -> None:
+    clients = ClientPool(FakeClient)
+
+    def closes_the_pool_meanwhile(client: FakeClient) -> FakeClient:
+        clients.close()
+        assert not client.closed
+        return client
+
+    assert clients.run(closes_the_pool_meanwhile, 1.0).closed
