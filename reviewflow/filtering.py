@@ -50,11 +50,14 @@ BUILTIN_PREFIXES = ("dockerfile.", "containerfile.", "jenkinsfile.", "makefile."
 
 # Tests, vendored and generated code: left out unless a user include brings them back.
 DEFAULT_EXCLUDED_DIRS = frozenset(
-    "test tests __tests__ __mocks__ spec testdata node_modules vendor third_party".split()
+    "test tests __tests__ __mocks__ testdata node_modules vendor third_party".split()
 )
+# .NET test projects (`MyApp.Tests`, `MyApp.UnitTests`); RSpec's `spec/` only at the root,
+# where Rails puts it (a `pkg/spec/` package elsewhere is production code).
+DEFAULT_EXCLUDED_DIR_NAMES = re.compile(r"(?i).+\.[a-z]*tests?")
 DEFAULT_EXCLUDED_NAMES = re.compile(
     r"""(?ix)
-    ^(?: test_.*\.py | .*_test\.py | conftest\.py | .*_pb2(?:_grpc)?\.py
+    ^(?: test_.*\.py | .*_test\.py | tests\.py | conftest\.py | .*_pb2(?:_grpc)?\.py
        | .*_test\.go | .*\.pb\.go
        | .*\.(?:test|spec)\.(?:js|jsx|mjs|cjs|ts|tsx|mts|cts)
        | .*_(?:spec|test)\.rb
@@ -68,8 +71,10 @@ DEFAULT_EXCLUDED_CLASSES = re.compile(r".*(?:Test|Tests|IT)\.(?:java|kt|cs|scala
 def default_excluded(path: str) -> str | None:
     """Why `path` is a test, vendored or generated file by default (or None)."""
     parts = path.split("/")
+    if len(parts) > 1 and parts[0].lower() == "spec":
+        return "spec/"
     for part in parts[:-1]:
-        if part.lower() in DEFAULT_EXCLUDED_DIRS:
+        if part.lower() in DEFAULT_EXCLUDED_DIRS or DEFAULT_EXCLUDED_DIR_NAMES.fullmatch(part):
             return f"{part}/"
     if DEFAULT_EXCLUDED_NAMES.match(parts[-1]) or DEFAULT_EXCLUDED_CLASSES.match(parts[-1]):
         return "test or generated file name"
@@ -127,12 +132,18 @@ def _classify(
     pattern = rules.include.match(diff.path)
     if pattern is not None:
         return None, None, pattern
-    if not is_supported(diff.path):
+    if not is_supported(diff.path) and not _has_specific_system_rule(rules, diff.path):
         return ExcludeReason.UNSUPPORTED_EXT, None, None
     why = default_excluded(diff.path)
     if why is not None:
         return ExcludeReason.DEFAULT_PATH, why, None
     return None, None, None
+
+
+def _has_specific_system_rule(rules: RuleSet, path: str) -> bool:
+    """A file a language or target rule names (`build.sbt`, `main.tf.json`) is reviewed."""
+    found = rules.system.match(path)
+    return found is not None and found[0].kind != "fallback"
 
 
 def is_supported(path: str) -> bool:

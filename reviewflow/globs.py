@@ -49,6 +49,7 @@ from reviewflow.braces import (
     expand_braces,
     pattern_repr,
 )
+from reviewflow.glob_classes import char_class
 
 __all__ = [
     "MAX_BRACE_DEPTH",
@@ -58,6 +59,8 @@ __all__ = [
     "expand_braces",
 ]
 
+# Every alternative is tried against every path: bound the work an untrusted rules file can ask.
+MAX_SET_ALTERNATIVES = 512
 _GLOB_CHARS = re.compile(r"[*?\[\]\\{}]")
 
 
@@ -76,8 +79,16 @@ class GlobSet:
         self._directories = directories
         self._anchored = _Anchored(ignore_case)
         self._components = _Components(ignore_case, basename_only=not directories)
+        total = 0
         for index, pattern in enumerate(self._patterns):
-            for alternative in expand_braces(pattern):
+            alternatives = expand_braces(pattern)
+            total += len(alternatives)
+            if total > MAX_SET_ALTERNATIVES:
+                raise ValueError(
+                    f"invalid glob {pattern_repr(pattern)}: the patterns expand to more than "
+                    f"{MAX_SET_ALTERNATIVES} alternatives"
+                )
+            for alternative in alternatives:
                 piece = _translate(alternative, pattern, directories)
                 if piece.component is None:
                     self._anchored.add(piece.regex, index, piece.basename)
@@ -297,7 +308,9 @@ def _normalize(text: str) -> list[str]:
         del segments[0]
     elif segments[0] != "**" and (len(segments) == 1 or segments[1:] == [""]):
         segments.insert(0, "**")
-    if not segments[-1]:
+    if not segments[-1] and len(segments) > 1 and segments[-2] == "**":
+        segments[-1:] = ["*", "**"]  # `x/**/`: directories beneath x (at least one level)
+    elif not segments[-1]:
         segments[-1] = "**"
     out: list[str] = []
     for segment in segments:
@@ -371,28 +384,8 @@ def _atoms(segment: str, original: str) -> list[str | None]:
         elif char == "?":
             atoms.append("[^/]")
         elif char == "[":
-            atom, index = _char_class(segment, index, original)
+            atom, index = char_class(segment, index, original)
             atoms.append(atom)
         else:
             atoms.append(re.escape(char))
     return atoms
-
-
-def _char_class(segment: str, start: int, original: str) -> tuple[str, int]:
-    """The class whose `[` precedes `start` (as git reads it) and the index just past it."""
-    index = start
-    if index < len(segment) and segment[index] in "!^":
-        index += 1
-    if index < len(segment) and segment[index] == "]":
-        index += 1
-    close = segment.find("]", index)
-    if close == -1:
-        raise ValueError(f"invalid glob {pattern_repr(original)}: unterminated character class")
-    negate = segment[start] in "!^"
-    body = segment[start + negate : close + 1].replace("\\", "\\\\")
-    atom = "[" + ("^" if negate else "") + body
-    try:
-        re.compile(atom)
-    except re.error as exc:
-        raise ValueError(f"invalid glob {pattern_repr(original)}: {exc}") from None
-    return "(?!/)" + atom, close + 1

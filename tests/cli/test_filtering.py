@@ -121,3 +121,30 @@ def test_filter_order_is_the_spec_order(repo: GitRepo, tmp_path: Path) -> None:
     assert reasons["gone.py"] == "deleted"
     assert reasons["notes.txt"] == "user_exclude"
     assert [f["path"] for f in doc["files"]] == ["tests/test_keep.py"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "build.sbt",
+        "config.ru",
+        "infra/main.tf.json",
+        "main.tofu",
+        "scripts/test.bats",
+        "app.pyw",
+        "views/a.phtml",
+        "src/a.tpp",
+        "x.csx",
+        "db/q.psql",
+        ".dockerignore",
+    ],
+)
+def test_files_a_system_rule_names_are_reviewed(repo: GitRepo, path: str) -> None:
+    from reviewflow.filtering import select_files
+    from reviewflow.git.models import FileDiff, FileStatus
+    from reviewflow.rules.loader import load_rules
+
+    rules = load_rules(repo.root, repo.root / "home")
+    selection = select_files([FileDiff(path, path, FileStatus.MODIFIED)], rules)
+    assert [s.file.path for s in selection.kept] == [path]
+    assert selection.kept[0].rule.name != "general"

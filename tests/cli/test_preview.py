@@ -176,6 +176,14 @@ def binary_stdin(data: bytes) -> SimpleNamespace:
         ("src/contest.py", False),
         ("src/testing.py", False),
         ("Tests/Foo.cs", True),
+        ("polls/tests.py", True),
+        ("src/MyApp.Tests/Helpers.cs", True),
+        ("src/MyApp.UnitTests/Helpers.cs", True),
+        ("spec/models/user_spec.rb", True),
+        ("spec/support/helpers.rb", True),
+        ("pkg/spec/parser.go", False),
+        ("api/spec/openapi.yaml", False),
+        ("src/MyApp.Testsuite/x.cs", False),
     ],
 )
 def test_default_paths(path: str, excluded: bool) -> None:
