@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from reviewflow.errors import GitError, RulesError
+from reviewflow.errors import GitError
 from reviewflow.filtering import select_files
 from reviewflow.git.models import FileDiff, FileStatus
 from reviewflow.git.repo import find_repo_root
@@ -24,8 +24,6 @@ def check_path(
     except GitError:
         root = repo.resolve()
     custom = Path(custom_rule) if custom_rule else None
-    if custom is not None and not custom.is_file():
-        raise RulesError(f"cannot read rule file {custom}: not a readable file")
     rules = load_rules(root, home, custom, None)
     probe = FileDiff(path=path.replace("\\", "/"), old_path=path, status=FileStatus.MODIFIED)
     selection = select_files([probe], rules)

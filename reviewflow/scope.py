@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from reviewflow.errors import RulesError
 from reviewflow.filtering import Selection, select_files
 from reviewflow.git.models import Change, DiffMode
 from reviewflow.git.repo import collect_change, find_repo_root
@@ -46,8 +45,6 @@ def collect(request: ReviewRequest, context_lines: int, stdin: BinaryIO | None =
 def select(change: Change, request: ReviewRequest, home: Path, env: Mapping[str, str]) -> Scope:
     """Load the rules (from a trusted ref in CI) and filter the change's files."""
     custom = Path(request.custom_rule) if request.custom_rule else None
-    if custom is not None and not custom.is_file():
-        raise RulesError(f"cannot read rule file {custom}: not a readable file")
     # Only a range has a base its author did not write: a commit's parent may be the same PR's.
     base = change.base_sha if change.spec.mode is DiffMode.RANGE else None
     trusted = choose_trusted_ref(env, request.trusted_ref, base)

@@ -17,8 +17,6 @@ from types import TracebackType
 from pydantic import BaseModel, ConfigDict, SecretStr
 
 from reviewflow.config import (
-    ENV_PREFIX,
-    KEY_FALLBACK_ENV,
     Config,
     ModelSettings,
     Protocol,
@@ -206,11 +204,5 @@ def _closed_error(pool_id: str) -> PoolClosedError:
 
 
 def environment_key(protocol: Protocol, env: Mapping[str, str]) -> SecretStr | None:
-    """The API key this process would use for `protocol`: config file, then environment."""
-    config = load_config(home_dir(env), env)
-    if config.model.protocol is protocol and config.model.api_key is not None:
-        return config.model.api_key
-    for name in (ENV_PREFIX + "API_KEY", *KEY_FALLBACK_ENV[protocol.value]):
-        if env.get(name):
-            return SecretStr(env[name])
-    return None
+    """The API key this process would use for `protocol` (the same rules as the CLI's)."""
+    return load_config(home_dir(env), env, {"model": {"protocol": protocol.value}}).model.api_key

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewflow.errors import RulesError
+from reviewflow.git.snapshot import resolve_commit
 from reviewflow.globs import GlobSet
 from reviewflow.models import ReviewWarning
 from reviewflow.rules.models import ResolvedRule, RuleLayer, RuleOrigin
@@ -26,7 +27,7 @@ from reviewflow.rules.schema import (
     RulesFile,
     parse_rules_file,
 )
-from reviewflow.rules.sources import CommitBase, DirectoryBase, FileBase, resolve_commit
+from reviewflow.rules.sources import CommitBase, DirectoryBase, FileBase
 from reviewflow.rules.system import SystemCatalog, builtin_system_rules
 
 PROJECT_RULES = ".reviewflow/rules.json"

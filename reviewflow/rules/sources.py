@@ -14,9 +14,9 @@ import stat
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Protocol
 
-from reviewflow.errors import GitError, RulesError
+from reviewflow.errors import RulesError
 from reviewflow.git.runner import run_git
-from reviewflow.git.snapshot import show_file
+from reviewflow.git.snapshot import read_blob
 
 MAX_SYMLINK_HOPS = 8
 
@@ -120,11 +120,11 @@ class CommitBase:
                 raise RulesError("not a regular file")
             if size > limit:
                 raise RulesError(f"larger than {limit} bytes")
-            return show_file(self.repo_root, self.sha, rel)
+            return read_blob(self.repo_root, self.sha, rel)
         raise RulesError("too many levels of symlinks")
 
     def _follow(self, rel: str, suffixes: tuple[str, ...]) -> str:
-        raw = show_file(self.repo_root, self.sha, rel) or b""
+        raw = read_blob(self.repo_root, self.sha, rel) or b""
         target = raw.decode("utf-8", "surrogateescape")
         if target.startswith("/") or PureWindowsPath(target).drive:
             raise RulesError("symlink resolves outside the repository")
@@ -133,19 +133,6 @@ class CommitBase:
             raise RulesError("symlink resolves outside the repository")
         _check_suffix(joined, suffixes, "the symlink target")
         return joined
-
-
-def resolve_commit(repo_root: Path, ref: str) -> str:
-    """The commit SHA `ref` names; GitError for an unknown ref."""
-    out = run_git(
-        repo_root,
-        ["rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"],
-        ok=(0, 1, 128),
-    )
-    sha = out.decode("ascii", "replace").strip()
-    if not ref or not sha:
-        raise GitError(f"unknown revision '{ref}'")
-    return sha
 
 
 def _tree_entry(repo_root: Path, sha: str, rel: str) -> tuple[str, str, int] | None:

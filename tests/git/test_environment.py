@@ -8,8 +8,9 @@ import pytest
 
 from reviewflow.errors import GitError
 from reviewflow.git.models import DiffMode
+from reviewflow.git.snapshot import resolve_commit
 from reviewflow.rules import RuleLayer, load_rules
-from reviewflow.rules.sources import CommitBase, resolve_commit
+from reviewflow.rules.sources import CommitBase
 from tests.git.conftest import by_path, collect
 from tests.gitutil import GitRepo
 
