@@ -26,13 +26,14 @@ FRONT_HALF = """
 import json, resource, sys, time
 start = time.perf_counter()
 from reviewflow.request import ReviewRequest
-from reviewflow.scope import collect, select
+from reviewflow.select.scope import collect, select
 import os
 from pathlib import Path
 imported = time.perf_counter()
-request = ReviewRequest.from_flags(sys.argv[1], from_ref=sys.argv[2], to_ref=sys.argv[3])
+request = ReviewRequest.from_flags(sys.argv[1], from_ref=sys.argv[2], to_ref=sys.argv[3],
+    home=os.environ["REVIEWFLOW_HOME"])
 change = collect(request, 3)
-scope = select(change, request, Path(os.environ["REVIEWFLOW_HOME"]), {})
+scope = select(change, request)
 elapsed = time.perf_counter() - start
 print(json.dumps({"seconds": elapsed, "work": time.perf_counter() - imported,
     "files": len(change.files),

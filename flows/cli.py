@@ -68,7 +68,9 @@ def flag_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     return out
 
 
-def request_from_args(args: argparse.Namespace) -> ReviewRequest:
+def request_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> ReviewRequest:
+    from reviewflow.rules.trust import ci_variables
+
     return ReviewRequest.from_flags(
         str(Path(args.repo).resolve()),
         commit=args.commit,
@@ -78,23 +80,24 @@ def request_from_args(args: argparse.Namespace) -> ReviewRequest:
         custom_rule=str(Path(args.custom_rule).resolve()) if args.custom_rule else None,
         trusted_ref=args.trusted_ref,
         no_cache=args.no_cache,
+        home=str(home_dir(env)),
+        ci_variables=ci_variables(env),
     )
 
 
 def cmd_review(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    home = home_dir(env)
-    request = request_from_args(args)
-    config = load_config(home, env, flag_overrides(args))
+    request = request_from_args(args, env)
+    config = load_config(home_dir(env), env, flag_overrides(args))
     if args.preview:
-        return run_preview(request, config, home, env, args.json_path)
+        return run_preview(request, config, args.json_path)
     from reviewflow.providers.factory import check_settings
-    from reviewflow.scope import collect, select
+    from reviewflow.select.scope import collect, select
 
     check_settings(config.model)  # a placeholder model or a missing key fails before Prefect
     with stdin_saved(request) as effective:
         # Bad input (repository, refs, diff, rules, trust) fails here with one line, before
         # Prefect starts its API; the flow's own tasks then repeat this cheap front half.
-        select(collect(effective, config.review.context_lines), effective, home, env)
+        select(collect(effective, config.review.context_lines), effective)
         os.environ.update(QUIET_PREFECT_ENV)
         # The key now lives in `config`; Prefect's API server (a child process) and anything
         # else started from here must not inherit it.
@@ -121,17 +124,15 @@ def stdin_saved(request: ReviewRequest) -> Iterator[ReviewRequest]:
 def run_preview(
     request: ReviewRequest,
     config: Config,
-    home: Path,
-    env: Mapping[str, str],
     json_path: str | None,
 ) -> int:
     """Diff, filter and rules only: no provider, no Prefect."""
-    from reviewflow.preview import preview_document, render_preview
-    from reviewflow.scope import collect, select
+    from reviewflow.report.preview import preview_document, render_preview
+    from reviewflow.select.scope import collect, select
 
     stdin = sys.stdin.buffer if request.diff_source == "-" else None
     change = collect(request, config.review.context_lines, stdin)
-    scope = select(change, request, home, env)
+    scope = select(change, request)
     doc = preview_document(scope, request)
     if json_path:
         atomic_write_text(Path(json_path), json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
@@ -140,7 +141,7 @@ def run_preview(
 
 
 def cmd_rules_check(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    from reviewflow.rulecheck import check_path, render_check
+    from reviewflow.report.rulecheck import check_path, render_check
 
     result = check_path(Path(args.repo), args.path, args.custom_rule, home_dir(env), env)
     if args.json:

@@ -16,7 +16,7 @@ from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settin
 
 from reviewflow.config import Config
 from reviewflow.errors import ReviewError
-from reviewflow.preview import preview_document
+from reviewflow.report.preview import preview_document
 from reviewflow.request import ReviewRequest
 from tasks.diff import collect_diff
 from tasks.select import select_files

@@ -1,8 +1,16 @@
-"""Small domain records shared by several stages."""
+"""Domain records shared by several stages: they live low so no stage imports one above it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Severity(StrEnum):
+    CRITICAL = "critical"
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
 
 
 @dataclass(frozen=True, slots=True)

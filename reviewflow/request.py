@@ -22,6 +22,10 @@ class ReviewRequest(BaseModel):
     custom_rule: str | None = None
     trusted_ref: str | None = None
     no_cache: bool = False
+    home: str
+    """The reviewflow home (user rules live there); the CLI sets it from REVIEWFLOW_HOME."""
+    ci_variables: tuple[str, ...] = ()
+    """The CI variables that were set: in CI, repository rules come from a trusted ref."""
 
     @classmethod
     def from_flags(
@@ -35,6 +39,8 @@ class ReviewRequest(BaseModel):
         custom_rule: str | None = None,
         trusted_ref: str | None = None,
         no_cache: bool = False,
+        home: str,
+        ci_variables: tuple[str, ...] = (),
     ) -> ReviewRequest:
         """Check the flag combination and pick the diff mode."""
         if (from_ref is None) != (to_ref is None):
@@ -64,6 +70,8 @@ class ReviewRequest(BaseModel):
             custom_rule=custom_rule,
             trusted_ref=trusted_ref,
             no_cache=no_cache,
+            home=home,
+            ci_variables=ci_variables,
         )
 
     def change_spec(self, context_lines: int) -> ChangeSpec:

@@ -7,7 +7,7 @@ from prefect.cache_policies import NO_CACHE
 
 from reviewflow.git.models import Change
 from reviewflow.request import ReviewRequest
-from reviewflow.scope import collect
+from reviewflow.select.scope import collect
 
 
 @task(name="collect_diff", cache_policy=NO_CACHE, retries=0)

@@ -20,8 +20,8 @@ from prefect.client.schemas.objects import State, TaskRun
 from prefect.context import TaskRunContext
 
 from reviewflow.errors import TransientProviderError
-from reviewflow.providers.base import ModelRequest, ModelResponse
 from reviewflow.providers.failures import ProviderFailure
+from reviewflow.providers.messages import ModelRequest, ModelResponse
 from reviewflow.providers.pool import ProviderHandle, pool_for
 
 RETRIES = 1

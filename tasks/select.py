@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import os
-
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from reviewflow.config import home_dir
 from reviewflow.git.models import Change
 from reviewflow.request import ReviewRequest
-from reviewflow.scope import Scope, select
+from reviewflow.select.scope import Scope, select
 
 
 @task(name="select_files", cache_policy=NO_CACHE, retries=0)
 def select_files(change: Change, request: ReviewRequest) -> Scope:
-    """Resolve rules and keep or exclude each file, with the worker's own environment."""
-    env = dict(os.environ)
-    return select(change, request, home_dir(env), env)
+    """Resolve rules and keep or exclude each file (home and CI state come on the request)."""
+    return select(change, request)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import codecs
-import gc
 import re
 from collections.abc import Iterable, Iterator
 
@@ -58,13 +57,7 @@ def parse_unified_diff(data: bytes | str) -> list[FileDiff]:
 
 def parse_lines(lines: Iterable[str]) -> list[FileDiff]:
     """Parse diff lines (without their LF) into one FileDiff per path."""
-    enabled = gc.isenabled()
-    gc.disable()  # many small acyclic objects: collections would only slow parsing down
-    try:
-        return _Parser(lines).run()
-    finally:
-        if enabled:
-            gc.enable()
+    return _Parser(lines).run()
 
 
 def _fail(lineno: int, message: str) -> DiffParseError:

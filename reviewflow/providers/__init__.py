@@ -1,12 +1,13 @@
 """Model providers: one normalized protocol over the official OpenAI, Anthropic and Gemini SDKs."""
 
-from reviewflow.providers.base import (
+from reviewflow.providers.base import Provider
+from reviewflow.providers.factory import check_settings, create_provider
+from reviewflow.providers.messages import (
     AssistantMessage,
     FinishReason,
     Message,
     ModelRequest,
     ModelResponse,
-    Provider,
     RequireTool,
     ToolCall,
     ToolChoice,
@@ -15,7 +16,6 @@ from reviewflow.providers.base import (
     Usage,
     UserMessage,
 )
-from reviewflow.providers.factory import check_settings, create_provider
 from reviewflow.providers.pool import ProviderHandle, ProviderPool, UsageTotals, pool_for
 
 __all__ = [

@@ -10,8 +10,8 @@ from pydantic import BaseModel, ConfigDict
 from reviewflow.config import Config
 from reviewflow.errors import ConfigError, PermanentProviderError, ProviderError
 from reviewflow.providers import failures
-from reviewflow.providers.base import ModelRequest, Usage, UserMessage
 from reviewflow.providers.factory import MissingKeyError, PlaceholderModelError, create_provider
+from reviewflow.providers.messages import ModelRequest, Usage, UserMessage
 
 PROBE = ModelRequest(
     system="You are a connectivity check. Answer with one word.",

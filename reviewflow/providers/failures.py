@@ -9,15 +9,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import httpx
 import httpx2
 
 from reviewflow.errors import PermanentProviderError, ProviderError, TransientProviderError
-
-if TYPE_CHECKING:
-    from reviewflow.providers.base import Usage
+from reviewflow.providers.messages import Usage
 
 MAX_DETAIL = 240
 REDACTED = "[REDACTED]"

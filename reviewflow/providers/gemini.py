@@ -13,12 +13,12 @@ from google.genai import types
 from reviewflow.config import Protocol
 from reviewflow.errors import ProviderError
 from reviewflow.providers import failures
-from reviewflow.providers.base import (
+from reviewflow.providers.base import Provider
+from reviewflow.providers.messages import (
     AssistantMessage,
     FinishReason,
     ModelRequest,
     ModelResponse,
-    Provider,
     ToolCall,
     ToolChoice,
     ToolResultMessage,

@@ -9,13 +9,13 @@ import openai
 from reviewflow.config import DEFAULT_ENDPOINTS, ModelSettings, Protocol
 from reviewflow.errors import ProviderError
 from reviewflow.providers import failures
-from reviewflow.providers.base import (
+from reviewflow.providers.base import Provider
+from reviewflow.providers.messages import (
     AssistantMessage,
     FinishReason,
     Message,
     ModelRequest,
     ModelResponse,
-    Provider,
     ToolCall,
     ToolResultMessage,
     Usage,

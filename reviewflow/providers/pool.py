@@ -25,8 +25,9 @@ from reviewflow.config import (
 )
 from reviewflow.errors import PermanentProviderError, ProviderError
 from reviewflow.providers import failures
-from reviewflow.providers.base import ModelRequest, ModelResponse, Provider, Usage
+from reviewflow.providers.base import Provider
 from reviewflow.providers.factory import check_settings, create_provider
+from reviewflow.providers.messages import ModelRequest, ModelResponse, Usage
 
 ProviderFactory = Callable[[ModelSettings], Provider]
 

@@ -6,7 +6,7 @@ import hashlib
 import json
 from typing import Any
 
-from reviewflow.providers.base import ModelRequest, ToolCall
+from reviewflow.providers.messages import ModelRequest, ToolCall
 
 SYNTHETIC_ID_PREFIX = "rfcall_"
 DEFAULT_MAX_OUTPUT_TOKENS = 8192

@@ -18,7 +18,7 @@ from typing import Any
 
 from reviewflow.errors import RulesError
 from reviewflow.git.snapshot import resolve_commit
-from reviewflow.globs import GlobSet
+from reviewflow.globs.match import GlobSet
 from reviewflow.models import ReviewWarning
 from reviewflow.rules.models import ResolvedRule, RuleLayer, RuleOrigin
 from reviewflow.rules.schema import (

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from reviewflow.errors import RulesError
-from reviewflow.globs import GlobSet
+from reviewflow.globs.match import GlobSet
 
 REFERENCE_SUFFIXES = (".md", ".txt", ".markdown")
 MAX_RULES_FILE_BYTES = 1024 * 1024

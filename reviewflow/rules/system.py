@@ -21,7 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from reviewflow.errors import RulesError
-from reviewflow.globs import GlobSet
+from reviewflow.globs.match import GlobSet
 
 SKILL_FILE = "SKILL.md"
 DEFAULT_PRIORITY = {"target": 10, "language": 50, "fallback": 1000}

@@ -9,7 +9,7 @@ the run fails closed with TrustError, so a change can never supply the rules it 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from reviewflow.errors import TrustError
 
@@ -19,7 +19,12 @@ _FALSE = ("", "false", "0")
 
 def is_ci(env: Mapping[str, str]) -> bool:
     """Whether any CI variable is set to something other than empty, `false` or `0`."""
-    return any(_set(env, name) for name in CI_VARIABLES)
+    return bool(ci_variables(env))
+
+
+def ci_variables(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The CI variables set in `env` (empty outside CI): the trust decision's only input."""
+    return tuple(name for name in CI_VARIABLES if _set(env, name))
 
 
 def _set(env: Mapping[str, str], name: str) -> bool:
@@ -27,18 +32,18 @@ def _set(env: Mapping[str, str], name: str) -> bool:
 
 
 def choose_trusted_ref(
-    env: Mapping[str, str], flag: str | None, base_sha: str | None
+    ci_vars: Sequence[str], flag: str | None, base_sha: str | None
 ) -> str | None:
     """The ref to read `.reviewflow/rules.json` at (None: the working tree); see the module."""
     if flag is not None:
         if not flag.strip():
             raise TrustError("--trusted-ref needs a ref (e.g. origin/main, a SHA, or HEAD)")
         return flag.strip()
-    if not is_ci(env):
+    if not ci_vars:
         return None
     if base_sha:
         return base_sha
-    names = ", ".join(name for name in CI_VARIABLES if _set(env, name))
+    names = ", ".join(ci_vars)
     raise TrustError(
         f"running in CI ({names} set) with no trusted base for .reviewflow/rules.json: "
         "pass --trusted-ref <base ref> (e.g. origin/main), or --trusted-ref HEAD to trust "

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from flows.cli import main
-from reviewflow.filtering import is_supported, path_problem
+from reviewflow.select.filtering import is_supported, path_problem
 from tests.cli.test_preview import binary_stdin
 from tests.gitutil import GitRepo
 
@@ -140,9 +140,9 @@ def test_filter_order_is_the_spec_order(repo: GitRepo, tmp_path: Path) -> None:
     ],
 )
 def test_files_a_system_rule_names_are_reviewed(repo: GitRepo, path: str) -> None:
-    from reviewflow.filtering import select_files
     from reviewflow.git.models import FileDiff, FileStatus
     from reviewflow.rules.loader import load_rules
+    from reviewflow.select.filtering import select_files
 
     rules = load_rules(repo.root, repo.root / "home")
     selection = select_files([FileDiff(path, path, FileStatus.MODIFIED)], rules)

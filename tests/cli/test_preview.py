@@ -187,6 +187,6 @@ def binary_stdin(data: bytes) -> SimpleNamespace:
     ],
 )
 def test_default_paths(path: str, excluded: bool) -> None:
-    from reviewflow.filtering import default_excluded
+    from reviewflow.select.filtering import default_excluded
 
     assert (default_excluded(path) is not None) is excluded

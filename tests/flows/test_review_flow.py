@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +14,7 @@ from tests.gitutil import GitRepo
 
 
 @pytest.mark.usefixtures("prefect_harness")
-def test_review_flow_runs_collect_and_select_as_tasks(repo: GitRepo) -> None:
+def test_review_flow_runs_collect_and_select_as_tasks(repo: GitRepo, rf_home: Path) -> None:
     from prefect.client.orchestration import get_client
 
     from flows.review import review
@@ -22,7 +23,9 @@ def test_review_flow_runs_collect_and_select_as_tasks(repo: GitRepo) -> None:
     repo.commit("base")
     repo.write("app.py", "x = 2\n")
     repo.write("notes.txt", "hello\n")
-    state = review(ReviewRequest.from_flags(str(repo.root)), Config(), return_state=True)
+    state = review(
+        ReviewRequest.from_flags(str(repo.root), home=str(rf_home)), Config(), return_state=True
+    )
     assert state.is_completed()
     doc = state.result()
     assert [f["path"] for f in doc["files"]] == ["app.py"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reviewflow.errors import RulesError
-from reviewflow.globs import MAX_SET_ALTERNATIVES, GlobSet
+from reviewflow.globs.match import MAX_SET_ALTERNATIVES, GlobSet
 from reviewflow.rules.loader import load_rules
 
 

@@ -10,7 +10,7 @@ import time
 import pytest
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
-from reviewflow.globs import GlobSet, expand_braces
+from reviewflow.globs.match import GlobSet, expand_braces
 
 
 def matches(pattern: str, path: str) -> bool:

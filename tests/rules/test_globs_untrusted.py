@@ -11,7 +11,7 @@ import pytest
 from pathspec.patterns.gitignore import GitIgnorePatternError
 from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern
 
-from reviewflow.globs import (
+from reviewflow.globs.match import (
     MAX_BRACE_DEPTH,
     MAX_EXPANSIONS,
     MAX_PATTERN_LENGTH,

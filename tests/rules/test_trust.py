@@ -10,6 +10,7 @@ from reviewflow.errors import GitError, RulesError, TrustError
 from reviewflow.rules import RuleLayer, choose_trusted_ref, is_ci, load_rules
 from reviewflow.rules.loader import MAX_REFERENCE_BYTES
 from reviewflow.rules.system import SystemCatalog
+from reviewflow.rules.trust import ci_variables
 from tests.gitutil import GitRepo
 from tests.rules.helpers import write_json
 
@@ -36,22 +37,22 @@ def test_is_ci(env: dict[str, str], expected: bool) -> None:
 
 
 def test_explicit_flag_always_wins() -> None:
-    assert choose_trusted_ref({}, "origin/main", None) == "origin/main"
-    assert choose_trusted_ref({"CI": "true"}, "HEAD", "abc123") == "HEAD"
+    assert choose_trusted_ref(ci_variables({}), "origin/main", None) == "origin/main"
+    assert choose_trusted_ref(ci_variables({"CI": "true"}), "HEAD", "abc123") == "HEAD"
 
 
 def test_outside_ci_the_working_tree_is_read() -> None:
-    assert choose_trusted_ref({}, None, "abc123") is None
-    assert choose_trusted_ref({"CI": "false"}, None, None) is None
+    assert choose_trusted_ref(ci_variables({}), None, "abc123") is None
+    assert choose_trusted_ref(ci_variables({"CI": "false"}), None, None) is None
 
 
 def test_in_ci_the_base_is_trusted() -> None:
-    assert choose_trusted_ref({"GITHUB_ACTIONS": "true"}, None, "abc123") == "abc123"
+    assert choose_trusted_ref(ci_variables({"GITHUB_ACTIONS": "true"}), None, "abc123") == "abc123"
 
 
 def test_in_ci_without_a_base_fails_closed() -> None:
     with pytest.raises(TrustError) as info:
-        choose_trusted_ref({"GITLAB_CI": "true"}, None, None)
+        choose_trusted_ref(ci_variables({"GITLAB_CI": "true"}), None, None)
     message = str(info.value)
     assert "GITLAB_CI" in message
     assert "--trusted-ref <base ref>" in message and "--trusted-ref HEAD" in message
@@ -61,7 +62,7 @@ def test_in_ci_without_a_base_fails_closed() -> None:
 
 def test_empty_flag_is_refused() -> None:
     with pytest.raises(TrustError, match="--trusted-ref needs a ref"):
-        choose_trusted_ref({}, "  ", None)
+        choose_trusted_ref(ci_variables({}), "  ", None)
 
 
 def _base_and_change(repo: GitRepo) -> tuple[str, str]:
@@ -97,7 +98,7 @@ def test_change_cannot_rewrite_its_own_rules_in_ci(
     repo.write(".reviewflow/py.md", "EVIL in the working tree too")  # uncommitted edit as well
     merge_base = repo.git("merge-base", "main", head).strip()
     assert merge_base == base
-    ref = choose_trusted_ref({"CI": "true"}, None, merge_base)
+    ref = choose_trusted_ref(ci_variables({"CI": "true"}), None, merge_base)
     rules = load_rules(repo.root, rf_home, trusted_ref=ref, system=system)
     resolved = rules.resolve("app.py")
     assert resolved.layer is RuleLayer.PROJECT
@@ -113,7 +114,7 @@ def test_working_tree_rules_are_read_outside_ci(
     repo: GitRepo, rf_home: Path, system: SystemCatalog
 ) -> None:
     _base_and_change(repo)
-    assert choose_trusted_ref({}, None, "whatever") is None
+    assert choose_trusted_ref(ci_variables({}), None, "whatever") is None
     rules = load_rules(repo.root, rf_home, system=system)
     assert rules.resolve("app.py").text.startswith("EVIL")
 

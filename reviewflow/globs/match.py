@@ -42,14 +42,14 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from reviewflow.braces import (
+from reviewflow.globs.braces import (
     MAX_BRACE_DEPTH,
     MAX_EXPANSIONS,
     MAX_PATTERN_LENGTH,
     expand_braces,
     pattern_repr,
 )
-from reviewflow.glob_classes import char_class
+from reviewflow.globs.classes import char_class
 
 __all__ = [
     "MAX_BRACE_DEPTH",

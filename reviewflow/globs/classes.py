@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import string
 
-from reviewflow.braces import pattern_repr
+from reviewflow.globs.braces import pattern_repr
 
 _POSIX_CLASSES = {
     "alnum": "a-zA-Z0-9",

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from reviewflow import __version__
-from reviewflow.filtering import SelectedFile
+from reviewflow.report.textsafe import json_safe, terminal_text
 from reviewflow.request import ReviewRequest
 from reviewflow.rules.models import ResolvedRule
-from reviewflow.scope import Scope
-from reviewflow.textsafe import json_safe, terminal_text
+from reviewflow.select.filtering import SelectedFile
+from reviewflow.select.scope import Scope
 
 PREVIEW_SCHEMA_VERSION = "1"
 

@@ -6,18 +6,17 @@ directly so it never pays for Prefect.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from reviewflow.filtering import Selection, select_files
 from reviewflow.git.models import Change, DiffMode
 from reviewflow.git.repo import collect_change, find_repo_root
 from reviewflow.models import ReviewWarning
 from reviewflow.request import ReviewRequest
 from reviewflow.rules.loader import RuleSet, load_rules
 from reviewflow.rules.trust import choose_trusted_ref
+from reviewflow.select.filtering import Selection, select_files
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,12 +41,15 @@ def collect(request: ReviewRequest, context_lines: int, stdin: BinaryIO | None =
     return collect_change(root, request.change_spec(context_lines), stdin)
 
 
-def select(change: Change, request: ReviewRequest, home: Path, env: Mapping[str, str]) -> Scope:
-    """Load the rules (from a trusted ref in CI) and filter the change's files."""
+def select(change: Change, request: ReviewRequest) -> Scope:
+    """Load the rules (from a trusted ref in CI) and filter the change's files.
+
+    Every input is on the request (home, CI variables), none in the environment.
+    """
     custom = Path(request.custom_rule) if request.custom_rule else None
     # Only a range has a base its author did not write: a commit's parent may be the same PR's.
     base = change.base_sha if change.spec.mode is DiffMode.RANGE else None
-    trusted = choose_trusted_ref(env, request.trusted_ref, base)
-    rules = load_rules(change.repo_root, home, custom, trusted)
+    trusted = choose_trusted_ref(request.ci_variables, request.trusted_ref, base)
+    rules = load_rules(change.repo_root, Path(request.home), custom, trusted)
     worktree = change.repo_root if change.snapshot_ref is None else None
     return Scope(change, rules, select_files(change.files, rules, worktree), trusted)

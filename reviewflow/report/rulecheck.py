@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from reviewflow.errors import GitError
-from reviewflow.filtering import select_files
 from reviewflow.git.models import FileDiff, FileStatus
 from reviewflow.git.repo import find_repo_root
-from reviewflow.preview import rule_record
+from reviewflow.report.preview import rule_record
+from reviewflow.report.textsafe import json_safe, terminal_text
 from reviewflow.rules.loader import load_rules
-from reviewflow.textsafe import json_safe, terminal_text
+from reviewflow.select.filtering import select_files
 
 
 def check_path(

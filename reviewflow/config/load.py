@@ -1,0 +1,126 @@
+"""The effective config: defaults < config.yaml < REVIEWFLOW_MODEL_* < review flags."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import SecretStr, ValidationError
+
+from reviewflow.config.schema import ENV_PREFIX, KEY_FALLBACK_ENV, Config, Protocol
+from reviewflow.errors import ConfigError
+
+
+def home_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The reviewflow home: `REVIEWFLOW_HOME`, else `~/.reviewflow`."""
+    env = os.environ if env is None else env
+    override = env.get("REVIEWFLOW_HOME")
+    return Path(override).expanduser() if override else Path.home() / ".reviewflow"
+
+
+def config_path(home: Path) -> Path:
+    return home / "config.yaml"
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The raw mapping stored in a config file ({} when the file does not exist)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except UnicodeDecodeError:
+        raise ConfigError(f"cannot read config {path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"invalid YAML in {path}{where}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"invalid config {path}: the top level must be a mapping")
+    return data
+
+
+def build_config(data: Mapping[str, Any], source: str) -> Config:
+    """Validate a raw mapping, turning the first problem into a one-line error naming its key."""
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(exc, source)) from None
+
+
+def describe_validation_error(exc: ValidationError, source: str) -> str:
+    err = exc.errors()[0]
+    key = ".".join(str(p) for p in err["loc"])
+    if err["type"] == "extra_forbidden":
+        return f"unknown config key '{key}' in {source}"
+    message = err["msg"].removeprefix("Value error, ")
+    return f"invalid value for '{key}' in {source}: {message}"
+
+
+def env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
+    """Model settings taken from `REVIEWFLOW_MODEL_*` variables."""
+    out: dict[str, Any] = {}
+    for field in ("protocol", "name", "endpoint", "timeout", "api_key"):
+        value = env.get(ENV_PREFIX + field.upper())
+        if value:
+            out[field] = value
+    return out
+
+
+def merge(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in overlay.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def load_config(
+    home: Path,
+    env: Mapping[str, str],
+    flags: Mapping[str, Any] | None = None,
+) -> Config:
+    """The effective config: defaults < file < environment < flags (`{"review": {...}}` form)."""
+    path = config_path(home)
+    file_data = read_config_file(path)
+    build_config(file_data, str(path))
+    data = merge(file_data, {"model": env_overrides(env)})
+    build_config(data, "REVIEWFLOW_MODEL_* environment")
+    data = merge(data, flags or {})
+    config = build_config(data, "command-line flags")
+    file_protocol = str((file_data.get("model") or {}).get("protocol", Protocol.OPENAI.value))
+    if "api_key" not in env_overrides(env) and config.model.protocol.value != file_protocol:
+        config.model.api_key = None  # the file's key belongs to the file's protocol
+    if config.model.api_key is None:
+        for name in KEY_FALLBACK_ENV[config.model.protocol.value]:
+            if env.get(name):
+                config.model.api_key = SecretStr(env[name])
+                break
+    return config
+
+
+def config_as_dict(config: Config, *, redact: bool = True) -> dict[str, Any]:
+    data = config.model_dump(mode="json", by_alias=True)
+    key = config.model.api_key
+    if key is None:
+        data["model"]["api_key"] = None
+    else:
+        data["model"]["api_key"] = (
+            redact_secret(key.get_secret_value()) if redact else (key.get_secret_value())
+        )
+    data["model"]["endpoint"] = config.model.effective_endpoint
+    return data
+
+
+def redact_secret(value: str) -> str:
+    return "********" if value else ""

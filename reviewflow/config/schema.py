@@ -1,0 +1,190 @@
+"""The typed configuration: its sections, keys, defaults and value checks."""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import re
+from enum import StrEnum
+from typing import Annotated
+from urllib.parse import urlsplit
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    SecretStr,
+    field_validator,
+)
+
+from reviewflow.models import Severity
+
+PLACEHOLDER_MODEL = "configured-model"
+ENV_PREFIX = "REVIEWFLOW_MODEL_"
+KEY_FALLBACK_ENV = {
+    "openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+}
+KEY_ENV_VARS = (
+    ENV_PREFIX + "API_KEY",
+    *(name for names in KEY_FALLBACK_ENV.values() for name in names),
+)
+DEFAULT_ENDPOINTS = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+    "gemini": "https://generativelanguage.googleapis.com",
+}
+
+MAX_DURATION = 86400.0  # one day: longer is a typo, not a timeout
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+
+
+_HOST_LABELS = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?")
+
+
+def check_endpoint(url: str) -> str:
+    """`url` if it is a usable http(s) base URL without credentials in it; ValueError if not."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError:
+        raise ValueError("endpoint is not a valid URL") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("endpoint must be an http:// or https:// URL with a host")
+    if parts.username is not None or parts.password is not None:
+        raise ValueError("endpoint must not hold credentials (use model.api_key)")
+    if any(ch.isspace() for ch in url) or not _valid_host(parts.hostname):
+        raise ValueError("endpoint is not a valid URL")
+    return url
+
+
+def _valid_host(host: str) -> bool:
+    if ":" in host:
+        try:
+            ipaddress.IPv6Address(host.split("%", 1)[0])
+        except ValueError:
+            return False
+        return True
+    try:
+        ascii_host = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return False
+    labels = ascii_host.rstrip(".").split(".")
+    return all(_HOST_LABELS.fullmatch(label) for label in labels)
+
+
+def parse_duration(value: object) -> float:
+    """Seconds from a number or a Go-style duration such as `120s`, `2m`, `1m30s`, `500ms`."""
+    if isinstance(value, bool):
+        raise ValueError("expected a duration such as 120s")
+    if isinstance(value, int | float):
+        seconds = float(value)
+    elif isinstance(value, str):
+        text = value.strip()
+        if re.fullmatch(r"\d+(?:\.\d+)?", text):
+            seconds = float(text)
+        elif text and _DURATION_PART.sub("", text) == "":
+            unit = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+            seconds = sum(float(n) * unit[u] for n, u in _DURATION_PART.findall(text))
+        else:
+            raise ValueError(f"invalid duration {value!r} (use e.g. 120s, 2m, 1m30s)")
+    else:
+        raise ValueError("expected a duration such as 120s")
+    if not math.isfinite(seconds) or seconds <= 0 or seconds > MAX_DURATION:
+        raise ValueError(f"duration must be positive and at most {MAX_DURATION:g}s")
+    return seconds
+
+
+def format_duration(seconds: float) -> str:
+    return f"{seconds:g}s"
+
+
+Duration = Annotated[
+    float, BeforeValidator(parse_duration), PlainSerializer(format_duration, return_type=str)
+]
+
+
+class Protocol(StrEnum):
+    OPENAI = "openai"
+    ANTHROPIC = "anthropic"
+    GEMINI = "gemini"
+
+
+class ConsoleMode(StrEnum):
+    DETAILED = "detailed"
+    SUMMARY = "summary"
+    OFF = "off"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ReviewSettings(_Section):
+    concurrency: int = Field(4, ge=1, le=64)
+    context_lines: int = Field(3, ge=0, le=1000)
+    max_tool_rounds: int = Field(30, ge=1, le=500)
+    max_context_tool_calls: int = Field(10, ge=0, le=200)
+    max_chunk_tokens: int = Field(12000, ge=1000, le=2_000_000)
+    confidence_threshold: float = Field(0.75, ge=0.0, le=1.0)
+    fail_on: list[Severity] = Field(default_factory=lambda: [Severity.CRITICAL, Severity.HIGH])
+
+    @field_validator("fail_on", mode="before")
+    @classmethod
+    def _split_fail_on(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip().lower() for part in value.split(",") if part.strip()]
+        return value
+
+
+class ModelSettings(_Section):
+    protocol: Protocol = Protocol.OPENAI
+    name: str = Field(PLACEHOLDER_MODEL, min_length=1)
+    endpoint: str | None = None
+    api_key: SecretStr | None = None
+    timeout: Duration = 120.0
+
+    @field_validator("api_key", mode="before")
+    @classmethod
+    def _clean_key(cls, value: object) -> object:
+        """Strip pasted whitespace; refuse control characters (without echoing the key)."""
+        if isinstance(value, SecretStr):
+            value = value.get_secret_value()
+        if value is None or not isinstance(value, str):
+            return value
+        value = value.strip()
+        if not all("!" <= ch <= "~" for ch in value):
+            raise ValueError("the API key must be printable ASCII without spaces")
+        return value or None
+
+    @field_validator("endpoint")
+    @classmethod
+    def _check_endpoint(cls, value: str | None) -> str | None:
+        if value in (None, ""):
+            return None
+        return check_endpoint(str(value)).rstrip("/")
+
+    @property
+    def effective_endpoint(self) -> str:
+        return self.endpoint or DEFAULT_ENDPOINTS[self.protocol.value]
+
+
+class OutputSettings(_Section):
+    json_path: str | None = Field("review-report.json", alias="json")
+    markdown: str | None = "review-report.md"
+    sarif: str | None = "review-report.sarif"
+    console: ConsoleMode = ConsoleMode.DETAILED
+    language: str = Field("en-US", pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
+    progress: bool = True
+    report_dir: str | None = None
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
+
+
+class Config(_Section):
+    review: ReviewSettings = Field(default_factory=ReviewSettings)
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    output: OutputSettings = Field(default_factory=OutputSettings)

@@ -1,0 +1,72 @@
+"""`config get` and `config set`: dotted keys, values as typed, atomic storage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from reviewflow.config.load import (
+    build_config,
+    config_as_dict,
+    config_path,
+    merge,
+    read_config_file,
+)
+from reviewflow.config.schema import Config, ModelSettings, OutputSettings, ReviewSettings
+from reviewflow.errors import ConfigError
+from reviewflow.fsutil import atomic_write_text
+
+
+def known_keys() -> list[str]:
+    keys = []
+    for section, model in (
+        ("review", ReviewSettings),
+        ("model", ModelSettings),
+        ("output", OutputSettings),
+    ):
+        for name, info in model.model_fields.items():
+            keys.append(f"{section}.{info.alias or name}")
+    return keys
+
+
+def get_value(config: Config, key: str) -> Any:
+    """One effective value by dotted key; the API key is returned in clear."""
+    if key not in known_keys():
+        raise ConfigError(f"unknown config key '{key}' (known: {', '.join(known_keys())})")
+    section, name = key.split(".", 1)
+    return config_as_dict(config, redact=False)[section][name]
+
+
+# Values taken as typed: never parsed as YAML (a key such as `@abc` or `- x` stays a string).
+_TEXT_KEYS = frozenset(
+    "model.name model.api_key model.endpoint model.timeout output.language output.json "
+    "output.markdown output.sarif output.report_dir".split()
+)
+
+
+def _parse_cli_value(key: str, raw: str) -> Any:
+    """The value `config set` stores: text as typed, or a YAML scalar/list; "" unsets."""
+    if not raw.strip():
+        return None
+    if key in _TEXT_KEYS:
+        return raw
+    try:
+        return yaml.safe_load(raw)
+    except yaml.YAMLError:
+        raise ConfigError(f"invalid value for '{key}': not a valid value") from None
+
+
+def set_value(home: Path, key: str, raw: str) -> Path:
+    """Validate `raw` for `key`, store it in the config file (atomically, mode 0600)."""
+    if key not in known_keys():
+        raise ConfigError(f"unknown config key '{key}' (known: {', '.join(known_keys())})")
+    path = config_path(home)
+    data = read_config_file(path)
+    section, name = key.split(".", 1)
+    updated = merge(data, {section: {name: _parse_cli_value(key, raw)}})
+    build_config(updated, "value")
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    atomic_write_text(path, yaml.safe_dump(updated, sort_keys=False, allow_unicode=True))
+    return path

@@ -1,0 +1,1 @@
+"""Case-insensitive, backtracking-safe globs with braces and Git-style character classes."""

@@ -1,0 +1,1 @@
+"""What users read: preview, rules check and (later) the report writers."""
