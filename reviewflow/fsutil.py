@@ -4,10 +4,25 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import tempfile
 from pathlib import Path
 
 from reviewflow.errors import OutputError
+
+
+def write_output(target: str | Path, data: bytes | str, mode: int = 0o600) -> None:
+    """The one way reviewflow writes a file: reports, config, artifacts' local copies.
+
+    `-` is stdout. (Being reworked: symlinks followed, FIFOs and devices written in place.)
+    """
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    if str(target) == "-":
+        sys.stdout.flush()
+        sys.stdout.buffer.write(payload)
+        sys.stdout.buffer.flush()
+        return
+    atomic_write_bytes(Path(target), payload, mode)
 
 
 def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o600) -> None:

@@ -1,0 +1,1 @@
+"""From candidates to findings: placement, relocation, review filter, localization, finalize."""

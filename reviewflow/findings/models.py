@@ -1,0 +1,78 @@
+"""Validated findings and the candidates that were dropped on the way (and why)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+from reviewflow.models import Candidate, Category, Severity
+from reviewflow.review.records import StageResult
+
+
+class DropReason(StrEnum):
+    """Why a candidate did not become a finding; every dropped candidate is reported."""
+
+    UNPLACED = "unplaced"  # existing_code/lines not in a changed hunk, relocation failed too
+    OUTSIDE_CHANGE = "outside_change"  # a path that is not a reviewed file of this change
+    UNCHANGED_LINE = "unchanged_line"  # lines that are not added lines of the change
+    BELOW_THRESHOLD = "below_threshold"  # confidence < review.confidence_threshold
+    UNKNOWN_CATEGORY = "unknown_category"
+    INVALID_SEVERITY = "invalid_severity"
+    INVALID_CONFIDENCE = "invalid_confidence"  # missing, not a number, outside 0..1
+    INCOMPLETE = "incomplete"  # missing title or problem
+    DUPLICATE = "duplicate"  # same fingerprint as `duplicate_of`
+    FILTERED = "filtered"  # deleted by the review filter (the diff disproves it)
+
+
+class PlacedCandidate(BaseModel):
+    """A candidate with real new-side lines in a changed hunk, and its temporary ID (`c-0`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    candidate: Candidate
+    start_line: int
+    end_line: int
+    existing_code: str
+    placed_by: str  # "exact" | "whitespace" | "lines" | "relocation"
+
+
+class Finding(BaseModel):
+    """A validated finding, as reports show it. `id` is stable: `F` + fingerprint prefix."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    fingerprint: str
+    severity: Severity
+    category: Category
+    rule_id: str | None = None
+    path: str
+    start_line: int
+    end_line: int
+    title: str
+    problem: str
+    evidence: str = ""
+    suggestion: str = ""
+    confidence: float
+    existing_code: str
+
+
+class Dropped(BaseModel):
+    """A candidate that was left out, with the reason (and the finding it duplicates)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str
+    title: str
+    reason: DropReason
+    duplicate_of: str | None = None
+    detail: str | None = None
+
+
+class FileFindings(StageResult):
+    """One file after relocation and the review filter: placed candidates and drops so far."""
+
+    placed: tuple[PlacedCandidate, ...] = ()
+    dropped: tuple[Dropped, ...] = ()
