@@ -23,6 +23,7 @@ from reviewflow.errors import TransientProviderError
 from reviewflow.providers.failures import ProviderFailure
 from reviewflow.providers.messages import ModelRequest, ModelResponse
 from reviewflow.providers.pool import ProviderHandle, pool_for
+from reviewflow.review.records import Send
 
 RETRIES = 1
 RETRY_DELAY_SECONDS = 2.0
@@ -65,3 +66,12 @@ def _attempt() -> int:
     if context is None or context.task.fn is not llm_request.fn:
         return 1
     return max(1, context.task_run.run_count)
+
+
+def sender(handle: ProviderHandle) -> Send:
+    """The `Send` a stage uses: each request one `llm_request` task run (nested in the stage's)."""
+
+    def send(request: ModelRequest) -> ModelResponse:
+        return llm_request(handle, request)
+
+    return send

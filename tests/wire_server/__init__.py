@@ -19,7 +19,7 @@ import json
 import re
 import threading
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -58,12 +58,15 @@ __all__ = [
     "Raw",
     "RecordedRequest",
     "Reply",
+    "Responder",
     "Text",
     "ToolCalls",
     "Trickle",
     "WireServer",
     "WireUsage",
 ]
+
+Responder = Callable[[RecordedRequest], Reply]
 
 _GEMINI_PATH = re.compile(r"/models/(?P<model>[^/:]+):generateContent$")
 
@@ -74,6 +77,7 @@ class WireServer:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._scripts: dict[str, deque[Reply]] = {p: deque() for p in PROTOCOLS}
+        self._responders: dict[str, Responder] = {}
         self._records: list[RecordedRequest] = []
         self._ids = itertools.count(1)
         self.stopping = threading.Event()
@@ -117,6 +121,12 @@ class WireServer:
         with self._lock:
             self._scripts[protocol].extend(replies)
 
+    def respond(self, protocol: str, responder: Responder) -> None:
+        """Answer requests of `protocol` with `responder(record)` once its script is used up
+        (for concurrent stages, where the order requests arrive in is not fixed)."""
+        with self._lock:
+            self._responders[protocol] = responder
+
     def requests(self, protocol: str | None = None) -> list[RecordedRequest]:
         """The recorded requests, oldest first."""
         with self._lock:
@@ -142,10 +152,14 @@ class WireServer:
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             queue = self._scripts.get(record.protocol)
-            if not queue:
-                self.unexpected += 1
-                return None
-            return queue.popleft()
+            if queue:
+                return queue.popleft()
+            responder = self._responders.get(record.protocol)
+        if responder is not None:
+            return responder(record)
+        with self._lock:
+            self.unexpected += 1
+        return None
 
     def _end(self) -> None:
         with self._lock:

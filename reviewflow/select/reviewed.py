@@ -1,0 +1,39 @@
+"""The files a review covers, by path, with one digest of their changes (for cache keys)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from reviewflow.git.models import FileDiff
+
+
+@dataclass(frozen=True)
+class ReviewedFiles:
+    """The kept files of a change by path; `digest` identifies all of their hunks."""
+
+    files: Mapping[str, FileDiff]
+    digest: str = field(default="")
+
+    @classmethod
+    def of(cls, files: list[FileDiff] | tuple[FileDiff, ...]) -> ReviewedFiles:
+        digest = hashlib.sha256()
+        for item in sorted(files, key=lambda f: f.path):
+            digest.update(file_identity(item).encode() + b"\0")
+        return cls({item.path: item for item in files}, digest.hexdigest())
+
+    def cache_identity(self) -> str:
+        return self.digest
+
+
+def file_identity(file: FileDiff) -> str:
+    """A hash of one file's change: its paths, status, modes and every hunk's raw lines."""
+    head = [file.path, file.old_path, file.status.value, file.old_mode, file.new_mode]
+    digest = hashlib.sha256(json.dumps(head).encode())
+    for hunk in file.hunks:
+        spans = f"@{hunk.old_start},{hunk.old_count},{hunk.new_start},{hunk.new_count}\n"
+        digest.update(spans.encode())
+        digest.update("\n".join(hunk.body).encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()

@@ -1,0 +1,126 @@
+"""Cache keys and result storage for the model stages.
+
+A stage's key hashes every parameter of its task run that can change the answer — the file's
+change, the snapshot identity the tools read, the rule, the model (protocol, name, endpoint), the
+review settings that stage reads, the language — plus reviewflow's version and every prompt
+template. It never sees the API key (tasks get a key-free `ProviderHandle`, of which only the
+model identity is hashed), timestamps or report paths. Results are JSON files named by the key
+under `<reviewflow home>/cache/results`, written as each task run completes, so a killed review
+keeps what it finished.
+
+An incomplete result (a provider that kept failing, an exhausted tool loop) is never reused: the
+key function forgets such a record before Prefect looks it up, so the next run pays for it again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from prefect.context import TaskRunContext
+from prefect.filesystems import LocalFileSystem
+from prefect.results import ResultRecord
+from pydantic import BaseModel
+
+import reviewflow
+from reviewflow.config import ReviewSettings
+from reviewflow.prompts import templates_digest
+from reviewflow.providers.pool import ProviderHandle
+from reviewflow.review.records import StageResult
+
+RESULTS_DIR = ("cache", "results")
+
+# The review settings a model stage's answer depends on (concurrency, thresholds and the gate
+# are applied after the model and must not invalidate cached answers).
+_ANSWER_SETTINGS = (
+    "context_lines",
+    "max_tool_rounds",
+    "max_context_tool_calls",
+    "max_chunk_tokens",
+)
+
+
+def results_dir(home: str | Path) -> Path:
+    """Where the model stages' results are stored, under the reviewflow home."""
+    return Path(home).joinpath(*RESULTS_DIR)
+
+
+def stage_options(home: str | Path, refresh: bool) -> dict[str, Any]:
+    """`with_options` for a cached model stage: our storage, and `--no-cache` as a refresh."""
+    return {"result_storage": results_dir(home), "refresh_cache": refresh}
+
+
+def stage_cache_key(context: TaskRunContext, parameters: dict[str, Any]) -> str:
+    """The key of one model stage's task run (see the module docstring)."""
+    material = [context.task.name, _static_material()]
+    material += [[name, canonical(value)] for name, value in sorted(parameters.items())]
+    text = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    key = f"{context.task.name}-{hashlib.sha256(text.encode()).hexdigest()}"
+    _forget_if_incomplete(context, key)
+    return key
+
+
+@cache
+def _static_material() -> list[str]:
+    root = Path(reviewflow.__file__).parent
+    folders = sorted(p.parent for p in root.glob("*/prompts/*.j2"))
+    tools = sorted(root.glob("review/*.json"))
+    extra = hashlib.sha256(b"".join(p.read_bytes() for p in tools)).hexdigest()
+    return [reviewflow.__version__, templates_digest(*dict.fromkeys(folders)), extra]
+
+
+def canonical(value: Any) -> Any:
+    """A JSON-able form of a task parameter for hashing (handles reduced to the model)."""
+    if isinstance(value, ProviderHandle):
+        return {"protocol": value.protocol.value, "model": value.model, "endpoint": value.endpoint}
+    if isinstance(value, ReviewSettings):
+        return {name: getattr(value, name) for name in _ANSWER_SETTINGS}
+    if hasattr(value, "cache_identity"):
+        return value.cache_identity()
+    if isinstance(value, BaseModel):
+        return canonical(value.model_dump(mode="json"))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: canonical(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if not f.name.startswith("_")
+        }
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {str(k): canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = [canonical(v) for v in value]
+        return sorted(items, key=json.dumps) if isinstance(value, set | frozenset) else items
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def _forget_if_incomplete(context: TaskRunContext, key: str) -> None:
+    """Delete a stored result that is incomplete, so Prefect computes it again."""
+    storage = context.result_store.result_storage
+    if not isinstance(storage, LocalFileSystem) or storage.basepath is None:
+        return
+    path = Path(storage.basepath).expanduser().resolve() / key  # as LocalFileSystem resolves it
+    try:
+        record: ResultRecord[Any] = ResultRecord.deserialize(path.read_bytes())
+    except (OSError, ValueError):
+        return  # no record (or one Prefect cannot read either): nothing to forget
+    if is_incomplete(record.result):
+        path.unlink(missing_ok=True)
+        context.result_store.cache.pop(str(path), None)
+
+
+def is_incomplete(result: Any) -> bool:
+    """Whether a stage result (or any in a list of them) is marked incomplete."""
+    if isinstance(result, StageResult):
+        return not result.complete
+    if isinstance(result, list | tuple):
+        return any(is_incomplete(item) for item in result)
+    return False

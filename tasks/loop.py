@@ -1,0 +1,35 @@
+"""Stage 4, tool loop: one session of the model with read-only tools over one chunk."""
+
+from __future__ import annotations
+
+from prefect import task
+
+from reviewflow.config import ReviewSettings
+from reviewflow.providers.pool import ProviderHandle
+from reviewflow.review.engine import FileJob, Snapshot, review_chunk
+from reviewflow.review.records import ChunkResult, PlanResult
+from tasks.caching import stage_cache_key
+from tasks.llm import sender
+
+
+@task(
+    name="tool_loop",
+    cache_key_fn=stage_cache_key,  # + the snapshot identity the tools read (tasks/caching.py)
+    persist_result=True,
+    result_serializer="json",
+    retries=0,  # each model request is retried by its own llm_request task run
+)
+def tool_loop(
+    job: FileJob,
+    chunk: int,
+    plan: PlanResult,
+    snapshot: Snapshot,
+    snapshot_id: str,
+    settings: ReviewSettings,
+    handle: ProviderHandle,
+) -> ChunkResult:
+    """The candidates the model proposes for chunk `chunk` of `job`'s file.
+
+    `snapshot_id` identifies every file the tools can read; it is here for the cache key.
+    """
+    return review_chunk(job, chunk, plan.guidance, snapshot, settings, sender(handle))

@@ -1,0 +1,23 @@
+"""Stage 3, plan: one tool-free request for a file with at least 50 changed lines."""
+
+from __future__ import annotations
+
+from prefect import task
+
+from reviewflow.providers.pool import ProviderHandle
+from reviewflow.review.engine import FileJob, plan_file
+from reviewflow.review.records import PlanResult
+from tasks.caching import stage_cache_key
+from tasks.llm import sender
+
+
+@task(
+    name="plan",
+    cache_key_fn=stage_cache_key,  # the file's change, rule, model, templates (tasks/caching.py)
+    persist_result=True,
+    result_serializer="json",
+    retries=0,  # each model request is retried by its own llm_request task run
+)
+def plan(job: FileJob, handle: ProviderHandle) -> PlanResult:
+    """Guidance for the file's tool loop (None, and no request, below 50 changed lines)."""
+    return plan_file(job, sender(handle))

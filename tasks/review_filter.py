@@ -1,0 +1,30 @@
+"""Stage 6, review filter: a tool-free request may delete candidates the diff disproves."""
+
+from __future__ import annotations
+
+from prefect import task
+
+from reviewflow.findings.models import FileFindings
+from reviewflow.findings.review_filter import filter_file
+from reviewflow.providers.pool import ProviderHandle
+from reviewflow.select.reviewed import ReviewedFiles
+from tasks.caching import stage_cache_key
+from tasks.llm import sender
+
+
+@task(
+    name="review_filter",
+    cache_key_fn=stage_cache_key,
+    persist_result=True,
+    result_serializer="json",
+    retries=0,  # each model request is retried by its own llm_request task run
+)
+def review_filter(
+    found: list[FileFindings], reviewed: ReviewedFiles, handle: ProviderHandle
+) -> list[FileFindings]:
+    """Each file's placed candidates after the filter (drops-only entries pass through)."""
+    send = sender(handle)
+    return [
+        filter_file(reviewed.files[item.path], item, send) if item.placed and item.path else item
+        for item in found
+    ]
