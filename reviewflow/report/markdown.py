@@ -77,7 +77,7 @@ def _summary_view(outcome: ReviewOutcome) -> dict[str, Any]:
         "chunks": outcome.chunks,
         "requests": outcome.usage.requests,
         "tool_calls": outcome.tool_calls,
-        "dropped": len(outcome.dropped),
+        "dropped_count": len(outcome.dropped),
         "errors": [_problem_view(e) for e in outcome.errors],
     }
 

@@ -1,7 +1,8 @@
 """Untrusted text (model output, repository names) made inert for Markdown.
 
-Every ASCII character that can start Markdown or HTML structure is backslash-escaped, so a
-title with backticks, `|`, `<script>` or `#` renders as the characters it holds; control
+Every character that can start inline Markdown or HTML is backslash-escaped, and so is
+whatever would open a block at the start of a line (`#`, `-`, `1.`, `=`), so a title with
+backticks, `|`, `<script>` or `# heading` renders as the characters it holds; control
 characters are shown as `\\xNN`; code goes in fences longer than any backtick run inside.
 """
 
@@ -12,7 +13,8 @@ import re
 from reviewflow.report.textsafe import unsurrogate
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
-_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~&=^$])")
+_INLINE = re.compile(r"([\\`*_\[\]<>|~&$#])")
+_LINE_START = re.compile(r"^(\d{0,9})([+\-=.)])")
 _BACKTICKS = re.compile(r"`+")
 
 
@@ -23,7 +25,9 @@ def visible(text: str) -> str:
 
 
 def _escape(line: str) -> str:
-    return _SPECIAL.sub(r"\\\1", line)
+    """Inline markers escaped everywhere; block markers (headings, lists, setext lines)
+    where they would act, at the start of the line."""
+    return _LINE_START.sub(r"\1\\\2", _INLINE.sub(r"\\\1", line))
 
 
 def md_inline(text: object) -> str:

@@ -47,7 +47,6 @@ def _rule(key: str, findings: list[Finding]) -> dict[str, Any]:
     worst = min(findings, key=lambda f: SEVERITY_ORDER.index(f.severity)).severity
     properties: dict[str, Any] = {"tags": [category.value]}
     if category == Category.SECURITY:
-        properties["tags"].append("security")
         properties["security-severity"] = SECURITY_SEVERITY[worst]
     return {
         "id": key,
