@@ -151,6 +151,4 @@ def summary_markdown(outcome: ReviewOutcome) -> str:
 def render_markdown(outcome: ReviewOutcome) -> str:
     """The full Markdown report: summary, findings by severity, dropped candidates, rules,
     a tool index and usage."""
-    return render(
-        TEMPLATES, "report.md.j2", **_summary_view(outcome), **_details_view(outcome)
-    )
+    return render(TEMPLATES, "report.md.j2", **_summary_view(outcome), **_details_view(outcome))

@@ -34,7 +34,9 @@ def sarif_level(severity: Severity) -> str:
 
 def rule_key(finding: Finding) -> str:
     """The SARIF rule ID of a finding: its category, plus its rule ID when it has one."""
-    return f"{finding.category.value}/{finding.rule_id}" if finding.rule_id else finding.category.value
+    return (
+        f"{finding.category.value}/{finding.rule_id}" if finding.rule_id else finding.category.value
+    )
 
 
 def artifact_uri(path: str) -> str:

@@ -3,6 +3,7 @@ warnings, an incomplete review, an empty one, hostile text."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,9 @@ from reviewflow.report.outcome import (
 from reviewflow.review.records import RequestRecord, ToolRecord
 
 DATA = Path(__file__).parent.parent / "data"
-HOSTILE_TITLE = "Use `eval` | <script>alert(1)</script>\n# Fake heading\x1b[2J\r\n- [x](javascript:x)"
+HOSTILE_TITLE = (
+    "Use `eval` | <script>alert(1)</script>\n# Fake heading\x1b[2J\r\n- [x](javascript:x)"
+)
 HOSTILE_PATH = "src/we`ird|na\x1b[31mme\n.py"
 
 PY_RULE = {
@@ -241,3 +244,10 @@ def validate_report(report: dict[str, Any]) -> None:
 def sarif_schema() -> dict[str, Any]:
     schema: dict[str, Any] = json.loads((DATA / "sarif-schema-2.1.0.json").read_text("utf-8"))
     return schema
+
+
+class TtyStream(io.StringIO):
+    """A stream that says it is a terminal."""
+
+    def isatty(self) -> bool:
+        return True
