@@ -9,6 +9,7 @@ from typing import Any
 from reviewflow.report.location import flatten_repo_path
 from reviewflow.report.markdown import location, summary_markdown
 from reviewflow.report.outcome import ReviewOutcome
+from reviewflow.report.textsafe import json_safe
 
 MAX_KEY = 100
 _NOT_KEY = re.compile(r"[^a-z0-9]+")
@@ -28,15 +29,18 @@ def artifact_key(repository: str, mode: str) -> str:
 
 def findings_table(outcome: ReviewOutcome) -> list[dict[str, Any]]:
     """One row per finding (most severe first) for a Prefect table artifact."""
-    return [
-        {
-            "severity": f.severity.value,
-            "location": location(f),
-            "title": f.title,
-            "category": f.category.value,
-            "rule": f.rule_id or "",
-            "confidence": f.confidence,
-            "id": f.id,
-        }
-        for f in outcome.sorted_findings()
-    ]
+    rows: list[dict[str, Any]] = json_safe(
+        [
+            {
+                "severity": f.severity.value,
+                "location": location(f),
+                "title": f.title,
+                "category": f.category.value,
+                "rule": f.rule_id or "",
+                "confidence": f.confidence,
+                "id": f.id,
+            }
+            for f in outcome.sorted_findings()
+        ]
+    )
+    return rows

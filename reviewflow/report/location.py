@@ -16,8 +16,8 @@ _NOT_NAME = re.compile(r"[^A-Za-z0-9._]+")
 def flatten_repo_path(repository: str | PurePath) -> str:
     """`/home/developer/projects/zadig` -> `home-developer-projects-zadig` (one safe name)."""
     text = os.fsencode(str(repository)).decode("ascii", "replace")
-    flat = _NOT_NAME.sub("-", text).strip("-.")
-    return flat or "repository"
+    parts = (_NOT_NAME.sub("-", part).strip("-.") for part in re.split(r"[/\\]", text))
+    return "-".join(part for part in parts if part) or "repository"
 
 
 def review_id(started_at: datetime, diff_identity: str) -> str:

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from reviewflow.findings.models import Dropped, DropReason, Finding
 from reviewflow.models import Category, ReviewWarning, Severity
@@ -251,3 +253,17 @@ class TtyStream(io.StringIO):
 
     def isatty(self) -> bool:
         return True
+
+
+PARSER = MarkdownIt("commonmark").enable("table")
+
+
+def plain(inline: Token) -> str:
+    """The text a reader sees in an inline token."""
+    out = []
+    for child in inline.children or []:
+        if child.type in ("text", "code_inline"):
+            out.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            out.append("\n")
+    return "".join(out)

@@ -3,7 +3,6 @@ it, untrusted text rendered as the characters it holds."""
 
 from __future__ import annotations
 
-from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from reviewflow.report.markdown import render_markdown, summary_markdown
@@ -12,28 +11,17 @@ from reviewflow.report.outcome import ReviewOutcome
 from tests.report.samples import (
     HOSTILE_PATH,
     HOSTILE_TITLE,
+    PARSER,
     empty_outcome,
     hostile_outcome,
     incomplete_outcome,
     make_outcome,
+    plain,
 )
-
-PARSER = MarkdownIt("commonmark").enable("table")
 
 
 def tokens(text: str) -> list[Token]:
     return PARSER.parse(text)
-
-
-def plain(inline: Token) -> str:
-    """The text a reader sees in an inline token."""
-    out = []
-    for child in inline.children or []:
-        if child.type in ("text", "code_inline"):
-            out.append(child.content)
-        elif child.type in ("softbreak", "hardbreak"):
-            out.append("\n")
-    return "".join(out)
 
 
 def headings(toks: list[Token], level: int) -> list[str]:
