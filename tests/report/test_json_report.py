@@ -3,6 +3,7 @@ silently, never the API key."""
 
 from __future__ import annotations
 
+import io
 import json
 from datetime import UTC, datetime
 
@@ -10,10 +11,13 @@ import jsonschema
 import pytest
 from pydantic import SecretStr
 
-from reviewflow.config import ModelSettings
+from reviewflow.config import ConsoleMode, ModelSettings
 from reviewflow.findings.models import DropReason
+from reviewflow.report.artifacts import findings_table, summary_markdown
 from reviewflow.report.assemble import excluded_files, review_metadata, reviewed_files
+from reviewflow.report.console import make_console, print_console
 from reviewflow.report.outcome import ReviewOutcome, build_report, report_json, report_schema
+from reviewflow.report.writers import RENDERERS
 from reviewflow.request import ReviewRequest
 from reviewflow.select.scope import collect, select
 from tests.gitutil import GitRepo
@@ -154,7 +158,7 @@ def test_non_utf8_names_stay_valid_json() -> None:
     assert json.loads(text)["excluded_files"][0]["path"] == "bad\\xffname.py"
 
 
-def test_metadata_from_a_keyed_config_holds_no_key(repo: GitRepo) -> None:
+def test_no_report_of_a_keyed_config_holds_the_key(repo: GitRepo) -> None:
     key = "sk-test-SECRET-0123456789"
     repo.write("app.py", "print(1)\n")
     repo.git("add", ".")
@@ -169,8 +173,12 @@ def test_metadata_from_a_keyed_config_holds_no_key(repo: GitRepo) -> None:
         files=reviewed_files(scope.selection),
         excluded=excluded_files(scope.selection),
     )
-    text = report_json(outcome) + outcome.model_dump_json()
-    assert key not in text and "SECRET" not in text
+    console = io.StringIO()
+    print_console(outcome, ConsoleMode.DETAILED, make_console(console, {}))
+    texts = [render(outcome) for render in RENDERERS.values()]
+    texts += [outcome.model_dump_json(), console.getvalue(), str(findings_table(outcome))]
+    texts.append(summary_markdown(outcome))
+    assert not [text for text in texts if key in text or "SECRET" in text]
     report = json.loads(report_json(outcome))
     validate_report(report)
     assert report["metadata"]["model"] == {
