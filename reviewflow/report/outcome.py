@@ -75,7 +75,7 @@ class ReviewOutcome(_Record):
 
     review_id: str
     status: Literal["complete", "incomplete"]
-    exit_code: int
+    exit_code: Literal[0, 1, 2, 130]
     metadata: ReviewMetadata
     files_changed: int
     files: tuple[ReviewedFile, ...] = ()

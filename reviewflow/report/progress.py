@@ -43,7 +43,14 @@ class ProgressDisplay:
         self._live: Live | None = None
         if enabled and stream.isatty():
             console = make_console(stream, env)
-            self._live = Live(self._render(), console=console, auto_refresh=False)
+            # No stdout/stderr redirection: stdout carries the report, logs keep their streams.
+            self._live = Live(
+                self._render(),
+                console=console,
+                auto_refresh=False,
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
             self._live.start()
 
     @property

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+import sys
 import threading
 
 from reviewflow.providers.messages import Usage
@@ -43,8 +44,10 @@ def test_nothing_is_drawn_off_a_terminal_or_when_disabled() -> None:
 
 def test_drawn_live_on_a_terminal_with_escaped_names() -> None:
     tty = TtyStream()
+    stdout, stderr = sys.stdout, sys.stderr
     progress = ProgressDisplay(tty, ENV, files_total=3)
     assert progress.enabled
+    assert (sys.stdout, sys.stderr) == (stdout, stderr)  # the report's stdout is left alone
     progress.file_started("evil\x1b[2J\rname.py")
     drive(progress)
     progress.close()
