@@ -7,8 +7,8 @@ import re
 from typing import Any
 
 from reviewflow.report.location import flatten_repo_path
-from reviewflow.report.markdown import location, summary_markdown
-from reviewflow.report.outcome import ReviewOutcome
+from reviewflow.report.markdown import summary_markdown
+from reviewflow.report.outcome import ReviewOutcome, finding_location
 from reviewflow.report.textsafe import json_safe
 
 MAX_KEY = 100
@@ -33,7 +33,7 @@ def findings_table(outcome: ReviewOutcome) -> list[dict[str, Any]]:
         [
             {
                 "severity": f.severity.value,
-                "location": location(f),
+                "location": finding_location(f),
                 "title": f.title,
                 "category": f.category.value,
                 "rule": f.rule_id or "",

@@ -16,8 +16,7 @@ from rich.text import Text
 from reviewflow.config import ConsoleMode
 from reviewflow.findings.models import Finding
 from reviewflow.models import ReviewWarning, Severity
-from reviewflow.report.markdown import location
-from reviewflow.report.outcome import SEVERITY_ORDER, ReviewOutcome
+from reviewflow.report.outcome import SEVERITY_ORDER, ReviewOutcome, finding_location
 from reviewflow.report.textsafe import for_terminal
 
 STYLES = {
@@ -82,7 +81,7 @@ def _finding_lines(finding: Finding, detailed: bool) -> list[Text]:
             "  ",
             (label, STYLES[finding.severity]),
             " ",
-            (location(finding), "bold"),
+            (finding_location(finding), "bold"),
             f"  {finding.title}  ({finding.category.value}",
             f", rule {finding.rule_id})" if finding.rule_id else ")",
         )

@@ -11,27 +11,18 @@ from pathlib import Path
 from typing import Any
 
 from reviewflow.findings.models import Finding
+from reviewflow.models import ReviewWarning
 from reviewflow.prompts import render
 from reviewflow.report.mdsafe import md_code, md_inline, md_text
-from reviewflow.report.outcome import SEVERITY_ORDER, ReviewOutcome
+from reviewflow.report.outcome import SEVERITY_ORDER, ReviewOutcome, finding_location
 
 TEMPLATES = Path(__file__).parent / "templates"
-
-
-def location(finding: Finding) -> str:
-    """`path:line` or `path:start-end` (not escaped)."""
-    lines = (
-        str(finding.start_line)
-        if finding.start_line == finding.end_line
-        else f"{finding.start_line}-{finding.end_line}"
-    )
-    return f"{finding.path}:{lines}"
 
 
 def _finding_view(finding: Finding) -> dict[str, Any]:
     return {
         "id": md_inline(finding.id),
-        "location": md_inline(location(finding)),
+        "location": md_inline(finding_location(finding)),
         "title": md_inline(finding.title) or "\\(untitled\\)",
         "category": finding.category.value,
         "rule_id": md_inline(finding.rule_id) if finding.rule_id else None,
@@ -82,7 +73,7 @@ def _summary_view(outcome: ReviewOutcome) -> dict[str, Any]:
     }
 
 
-def _problem_view(item: Any) -> dict[str, str | None]:
+def _problem_view(item: ReviewWarning) -> dict[str, str | None]:
     return {
         "code": md_inline(item.code),
         "message": md_inline(item.message),

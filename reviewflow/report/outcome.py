@@ -110,6 +110,16 @@ class ReviewOutcome(_Record):
         return list(rules.values())
 
 
+def finding_location(finding: Finding) -> str:
+    """`path:line` or `path:start-end` (not escaped)."""
+    lines = (
+        str(finding.start_line)
+        if finding.start_line == finding.end_line
+        else f"{finding.start_line}-{finding.end_line}"
+    )
+    return f"{finding.path}:{lines}"
+
+
 def _problem(item: ReviewWarning) -> dict[str, Any]:
     entry: dict[str, Any] = {"code": item.code, "message": item.message}
     if item.path is not None:
