@@ -183,6 +183,13 @@ def _config_test(config: Config) -> int:
     return report.exit_code
 
 
+def cmd_schema() -> int:
+    from reviewflow.report.outcome import report_schema
+
+    sys.stdout.write(json.dumps(report_schema(), indent=2) + "\n")
+    return 0
+
+
 def cmd_version() -> int:
     from reviewflow.version import version_info
 
@@ -204,6 +211,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_rules_check(args, env)
         if args.command == "config":
             return cmd_config(args, env)
+        if args.command == "schema":
+            return cmd_schema()
         return cmd_version()
     except ReviewError as exc:
         sys.stderr.write(f"reviewflow: error: {_one_line(str(exc))}\n")

@@ -117,5 +117,6 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--repo", default=".", help="repository (default: current dir)")
     check.add_argument("--json", action="store_true", help="print JSON")
     _add_config_commands(sub)
+    sub.add_parser("schema", help="print the JSON Schema of the JSON report")
     sub.add_parser("version", help="version, commit and build time")
     return parser

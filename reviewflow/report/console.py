@@ -1,0 +1,149 @@
+"""The console report (stdout): `detailed`, `summary` or `off`, rendered with rich.
+
+Colour only on a terminal and never with NO_COLOR set; every name and text from the change or
+the model is escaped (`for_terminal`) and printed as plain rich `Text`, so it can neither move
+the cursor, fake lines, nor inject rich markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import IO
+
+from rich.console import Console
+from rich.text import Text
+
+from reviewflow.config import ConsoleMode
+from reviewflow.findings.models import Finding
+from reviewflow.models import ReviewWarning, Severity
+from reviewflow.report.outcome import SEVERITY_ORDER, ReviewOutcome, finding_location
+from reviewflow.report.textsafe import for_terminal
+
+STYLES = {
+    Severity.CRITICAL: "bold white on red",
+    Severity.HIGH: "bold red",
+    Severity.MEDIUM: "yellow",
+    Severity.LOW: "cyan",
+}
+STATUS_STYLES = {0: "bold green", 1: "bold red"}
+
+
+def make_console(stream: IO[str], env: Mapping[str, str]) -> Console:
+    """A rich console on `stream`: colour only when it is a terminal and NO_COLOR is unset."""
+    return Console(
+        file=stream,
+        _environ=dict(env),
+        no_color=bool(env.get("NO_COLOR")) or None,
+        highlight=False,
+        markup=False,
+        emoji=False,
+        soft_wrap=True,
+    )
+
+
+def _line(*parts: str | tuple[str, str]) -> Text:
+    """Text from plain parts and (text, style) pairs; every text part is escaped."""
+    text = Text()
+    for part in parts:
+        if isinstance(part, tuple):
+            text.append(for_terminal(part[0]), style=part[1])
+        else:
+            text.append(for_terminal(part))
+    return text
+
+
+def _header(outcome: ReviewOutcome) -> list[Text]:
+    meta = outcome.metadata
+    status = f"{outcome.status}, exit code {outcome.exit_code}"
+    shas = " -> ".join(sha[:12] for sha in (meta.base_sha, meta.head_sha) if sha)
+    counts = outcome.severity_counts()
+    summary = ", ".join(f"{counts[s.value]} {s.value}" for s in SEVERITY_ORDER)
+    return [
+        _line(("Review ", "bold"), outcome.review_id, ": ", (status, _status_style(outcome))),
+        _line(f"  {meta.mode} change in {meta.repository}", f" ({shas})" if shas else ""),
+        _line(
+            f"  {len(outcome.files)} of {outcome.files_changed} files reviewed, "
+            f"{len(outcome.findings)} findings ({summary}), {len(outcome.dropped)} dropped"
+        ),
+    ]
+
+
+def _status_style(outcome: ReviewOutcome) -> str:
+    if outcome.status == "incomplete":
+        return "bold magenta"
+    return STATUS_STYLES.get(outcome.exit_code, "bold red")
+
+
+def _finding_lines(finding: Finding, detailed: bool) -> list[Text]:
+    label = f"[{finding.severity.value.upper()}]"
+    lines = [
+        _line(
+            "  ",
+            (label, STYLES[finding.severity]),
+            " ",
+            (finding_location(finding), "bold"),
+            f"  {finding.title}  ({finding.category.value}",
+            f", rule {finding.rule_id})" if finding.rule_id else ")",
+        )
+    ]
+    if detailed:
+        for name, value in (
+            ("problem", finding.problem),
+            ("evidence", finding.evidence),
+            ("suggestion", finding.suggestion),
+        ):
+            if value:
+                lines.append(_line(f"      {name}: ", value))
+    return lines
+
+
+def _problem_lines(title: str, items: tuple[ReviewWarning, ...], style: str) -> list[Text]:
+    if not items:
+        return []
+    lines = [_line((f"{title} ({len(items)}):", style))]
+    for item in items:
+        where = f" ({item.path})" if item.path else ""
+        lines.append(_line(f"  [{item.code}] {item.message}", where))
+    return lines
+
+
+def _usage_line(outcome: ReviewOutcome) -> Text:
+    usage = outcome.usage
+    return _line(
+        f"Usage: {usage.requests} requests, {usage.prompt_tokens} prompt + "
+        f"{usage.completion_tokens} completion = {usage.total_tokens} tokens "
+        f"(cache read {usage.cache_read_tokens}, write {usage.cache_write_tokens}), "
+        f"{outcome.duration_ms / 1000:.1f} s"
+    )
+
+
+def console_lines(
+    outcome: ReviewOutcome, mode: ConsoleMode, written: Mapping[str, str] | None = None
+) -> list[Text]:
+    """The console report as rich Text lines (empty for `off`)."""
+    if mode == ConsoleMode.OFF:
+        return []
+    detailed = mode == ConsoleMode.DETAILED
+    lines = _header(outcome)
+    for finding in outcome.sorted_findings():
+        lines += _finding_lines(finding, detailed)
+    if detailed:
+        for item in outcome.dropped:
+            why = f" of {item.duplicate_of}" if item.duplicate_of else ""
+            lines.append(_line(f"  dropped ({item.reason.value}{why}): {item.path}: {item.title}"))
+        lines += _problem_lines("Warnings", outcome.warnings, "yellow")
+    lines += _problem_lines("Errors", outcome.errors, "bold red")
+    lines.append(_usage_line(outcome))
+    lines += [_line(f"{kind} report: ", path) for kind, path in (written or {}).items()]
+    return lines
+
+
+def print_console(
+    outcome: ReviewOutcome,
+    mode: ConsoleMode,
+    console: Console,
+    written: Mapping[str, str] | None = None,
+) -> None:
+    """Print the console report (`written`: report kind -> path, listed at the end)."""
+    for line in console_lines(outcome, mode, written):
+        console.print(line)

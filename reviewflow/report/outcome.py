@@ -1,0 +1,183 @@
+"""What a finished review hands the report writers (`ReviewOutcome`), and the JSON report.
+
+The flow assembles one `ReviewOutcome`; every writer (JSON, Markdown, SARIF, GitLab Code
+Quality, console, artifacts) reads it and nothing else. It never holds the API key: the
+model is described by protocol, name and endpoint only.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from reviewflow.findings.models import Dropped, Finding
+from reviewflow.models import ReviewWarning, Severity
+from reviewflow.providers.pool import UsageTotals
+from reviewflow.report.textsafe import json_safe
+from reviewflow.review.records import RequestRecord
+
+REPORT_SCHEMA_VERSION = "1"
+SCHEMA_FILE = "report.schema.json"
+SEVERITY_ORDER = (Severity.CRITICAL, Severity.HIGH, Severity.MEDIUM, Severity.LOW)
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ModelInfo(_Record):
+    """The model a review used; never the key."""
+
+    protocol: str
+    name: str
+    endpoint: str | None = None
+
+
+class ReviewMetadata(_Record):
+    """What was reviewed, with which model and tool, and when (ISO 8601 UTC times)."""
+
+    repository: str
+    mode: str
+    from_: str | None = Field(None, alias="from")
+    to: str | None = None
+    commit: str | None = None
+    base_sha: str | None = None
+    head_sha: str | None = None
+    trusted_ref: str | None = None
+    model: ModelInfo
+    language: str = "en-US"
+    tool_version: str
+    started_at: str
+    finished_at: str
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class ReviewedFile(_Record):
+    """A file the review covered and the rule record (`preview.rule_record`) that applied."""
+
+    path: str
+    rule: dict[str, Any]
+
+
+class ExcludedFile(_Record):
+    path: str
+    reason: str
+    detail: str | None = None
+
+
+class ReviewOutcome(_Record):
+    """Everything the report writers need; JSON-serializable (`model_dump_json`)."""
+
+    review_id: str
+    status: Literal["complete", "incomplete"]
+    exit_code: Literal[0, 1, 2, 130]
+    metadata: ReviewMetadata
+    files_changed: int
+    files: tuple[ReviewedFile, ...] = ()
+    excluded: tuple[ExcludedFile, ...] = ()
+    chunks: int = 0
+    tool_calls: int = 0
+    findings: tuple[Finding, ...] = ()
+    dropped: tuple[Dropped, ...] = ()
+    warnings: tuple[ReviewWarning, ...] = ()
+    errors: tuple[ReviewWarning, ...] = ()
+    usage: UsageTotals = Field(default_factory=UsageTotals)
+    duration_ms: int = 0
+    process: tuple[RequestRecord, ...] = ()
+
+    def sorted_findings(self) -> list[Finding]:
+        """Findings most severe first, then by path and line."""
+        rank = {severity: i for i, severity in enumerate(SEVERITY_ORDER)}
+        return sorted(self.findings, key=lambda f: (rank[f.severity], f.path, f.start_line))
+
+    def severity_counts(self) -> dict[str, int]:
+        counts = {severity.value: 0 for severity in SEVERITY_ORDER}
+        for finding in self.findings:
+            counts[finding.severity.value] += 1
+        return counts
+
+    def applied_rules(self) -> list[dict[str, Any]]:
+        """The distinct rules that applied, each with the reviewed files it covered."""
+        rules: dict[str, dict[str, Any]] = {}
+        for item in self.files:
+            key = json.dumps(item.rule, sort_keys=True)
+            rules.setdefault(key, {**item.rule, "files": []})["files"].append(item.path)
+        return list(rules.values())
+
+
+def finding_location(finding: Finding) -> str:
+    """`path:line` or `path:start-end` (not escaped)."""
+    lines = (
+        str(finding.start_line)
+        if finding.start_line == finding.end_line
+        else f"{finding.start_line}-{finding.end_line}"
+    )
+    return f"{finding.path}:{lines}"
+
+
+def _problem(item: ReviewWarning) -> dict[str, Any]:
+    entry: dict[str, Any] = {"code": item.code, "message": item.message}
+    if item.path is not None:
+        entry["path"] = item.path
+    return entry
+
+
+def _dropped(item: Dropped) -> dict[str, Any]:
+    return item.model_dump(mode="json", exclude_none=True)
+
+
+def _stats(outcome: ReviewOutcome) -> dict[str, Any]:
+    return {
+        "files_changed": outcome.files_changed,
+        "files_reviewed": len(outcome.files),
+        "files_excluded": len(outcome.excluded),
+        "chunks": outcome.chunks,
+        "llm_requests": outcome.usage.requests,
+        "tool_calls": outcome.tool_calls,
+        "findings": len(outcome.findings),
+        "findings_by_severity": outcome.severity_counts(),
+    }
+
+
+def build_report(outcome: ReviewOutcome) -> dict[str, Any]:
+    """The JSON report: DESIGN.md's stable keys, valid against `report_schema()`."""
+    report = {
+        "schema_version": REPORT_SCHEMA_VERSION,
+        "review_id": outcome.review_id,
+        "status": outcome.status,
+        "exit_code": outcome.exit_code,
+        "metadata": outcome.metadata.model_dump(mode="json", by_alias=True),
+        "stats": _stats(outcome),
+        "findings": [f.model_dump(mode="json") for f in outcome.sorted_findings()],
+        "dropped": [_dropped(d) for d in outcome.dropped],
+        "excluded_files": [e.model_dump(mode="json", exclude_none=True) for e in outcome.excluded],
+        "rules": outcome.applied_rules(),
+        "warnings": [_problem(w) for w in outcome.warnings],
+        "errors": [_problem(e) for e in outcome.errors],
+        "usage": outcome.usage.model_dump(mode="json"),
+        "duration_ms": outcome.duration_ms,
+        "process": [r.model_dump(mode="json") for r in outcome.process],
+    }
+    safe: dict[str, Any] = json_safe(report)
+    return safe
+
+
+def report_json(outcome: ReviewOutcome) -> str:
+    """The JSON report as text (UTF-8, indented, newline-terminated)."""
+    return json.dumps(build_report(outcome), indent=2, ensure_ascii=False) + "\n"
+
+
+@cache
+def _schema_text() -> str:
+    return resources.files("reviewflow.report").joinpath(SCHEMA_FILE).read_text("utf-8")
+
+
+def report_schema() -> dict[str, Any]:
+    """The published JSON Schema of the report (`reviewflow schema` prints it)."""
+    schema: dict[str, Any] = json.loads(_schema_text())
+    return schema

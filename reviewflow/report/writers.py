@@ -1,0 +1,55 @@
+"""Write a review's report files (JSON, Markdown, SARIF, GitLab Code Quality), 0600 each."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from reviewflow.config import OutputSettings
+from reviewflow.fsutil import write_output
+from reviewflow.report.gitlab import build_code_quality
+from reviewflow.report.location import output_path
+from reviewflow.report.markdown import render_markdown
+from reviewflow.report.outcome import ReviewOutcome, report_json
+from reviewflow.report.sarif import build_sarif
+
+
+def _dumps(document: Any) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+RENDERERS: dict[str, Callable[[ReviewOutcome], str]] = {
+    "json": report_json,
+    "markdown": render_markdown,
+    "sarif": lambda outcome: _dumps(build_sarif(outcome)),
+    "gitlab": lambda outcome: _dumps(build_code_quality(outcome)),
+}
+
+
+def report_targets(
+    output: OutputSettings, directory: Path, gitlab: str | None = None
+) -> dict[str, str]:
+    """Report kind -> where it goes, for every report that is turned on."""
+    settings = {
+        "json": output.json_path,
+        "markdown": output.markdown,
+        "sarif": output.sarif,
+        "gitlab": gitlab,
+    }
+    targets = {kind: output_path(value, directory) for kind, value in settings.items()}
+    return {kind: target for kind, target in targets.items() if target is not None}
+
+
+def write_reports(
+    outcome: ReviewOutcome, output: OutputSettings, directory: Path, gitlab: str | None = None
+) -> dict[str, str]:
+    """Write every report that is turned on (through `write_output`); kind -> path written.
+
+    `gitlab` is the Code Quality path (no config key yet; None leaves it off).
+    """
+    targets = report_targets(output, directory, gitlab)
+    for kind, target in targets.items():
+        write_output(target, RENDERERS[kind](outcome))
+    return targets

@@ -1,0 +1,111 @@
+"""The console report: each mode, colour only on a terminal without NO_COLOR, names escaped."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+
+from reviewflow.config import ConsoleMode
+from reviewflow.models import Severity
+from reviewflow.report.console import make_console, print_console
+from reviewflow.report.outcome import ReviewOutcome
+from tests.report.samples import (
+    TtyStream,
+    empty_outcome,
+    finding,
+    hostile_outcome,
+    incomplete_outcome,
+    make_outcome,
+)
+
+SGR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def printed(
+    outcome: ReviewOutcome,
+    mode: ConsoleMode,
+    stream: io.StringIO | None = None,
+    env: dict[str, str] | None = None,
+    written: dict[str, str] | None = None,
+) -> str:
+    stream = stream if stream is not None else io.StringIO()
+    print_console(outcome, mode, make_console(stream, env or {}), written)
+    return stream.getvalue()
+
+
+def test_off_prints_nothing(any_outcome: ReviewOutcome) -> None:
+    assert printed(any_outcome, ConsoleMode.OFF, TtyStream(), {"TERM": "xterm"}) == ""
+
+
+def test_detailed_report_on_a_pipe_is_plain_text() -> None:
+    text = printed(
+        make_outcome(), ConsoleMode.DETAILED, written={"json": "/tmp/r/review-report.json"}
+    )
+    assert "\x1b" not in text
+    lines = text.splitlines()
+    assert lines[0] == "Review 20261130T120000Z-3f2a9c1d: complete, exit code 1"
+    assert (
+        lines[1]
+        == "  range change in /home/developer/projects/zadig (111111111111 -> 222222222222)"
+    )
+    assert lines[2] == (
+        "  3 of 5 files reviewed, 8 findings (2 critical, 2 high, 2 medium, 2 low), 10 dropped"
+    )
+    assert (
+        "  [CRITICAL] src/app.py:10-12  critical problem number 0  (security, rule sql-injection)"
+        in lines
+    )
+    assert "      problem: Line 10 dereferences a value that can be None." in lines
+    assert "      suggestion: Check for None before use." in lines
+    assert "  dropped (duplicate of F0000abab): src/app.py: candidate dropped as duplicate" in lines
+    assert "  [rule_reference] reference docs/x.md not found (api/handlers.py)" in lines
+    assert lines[-2].startswith("Usage: 3 requests, 1300 prompt + 50 completion = 1350 tokens")
+    assert lines[-1] == "json report: /tmp/r/review-report.json"
+
+
+def test_summary_has_one_line_per_finding_and_no_details() -> None:
+    text = printed(make_outcome(), ConsoleMode.SUMMARY)
+    assert text.count("[") == 8  # the severity labels
+    assert "problem:" not in text and "dropped (" not in text
+    assert "Usage:" in text
+
+
+def test_colour_on_a_terminal_unless_no_color() -> None:
+    coloured = printed(make_outcome(), ConsoleMode.SUMMARY, TtyStream(), {"TERM": "xterm-256color"})
+    assert "\x1b[" in coloured
+    env = {"TERM": "xterm-256color", "NO_COLOR": "1"}
+    plain = printed(make_outcome(), ConsoleMode.SUMMARY, TtyStream(), env)
+    assert "\x1b[31m" not in plain and "\x1b[1;31m" not in plain
+    assert plain.replace("\x1b[1m", "").replace("\x1b[0m", "") == printed(
+        make_outcome(), ConsoleMode.SUMMARY
+    )
+
+
+@pytest.mark.parametrize("mode", [ConsoleMode.DETAILED, ConsoleMode.SUMMARY])
+@pytest.mark.parametrize("tty", [False, True])
+def test_hostile_names_cannot_drive_the_terminal(mode: ConsoleMode, tty: bool) -> None:
+    stream = TtyStream() if tty else io.StringIO()
+    text = printed(hostile_outcome(), mode, stream, {"TERM": "xterm"})
+    unstyled = SGR.sub("", text)
+    assert "\x1b" not in unstyled and "\r" not in unstyled and "\x07" not in unstyled
+    assert "src/we`ird|na\\x1b[31mme\\x0a.py:10-12" in unstyled
+    title = next(line for line in unstyled.splitlines() if "[HIGH]" in line)
+    assert "\\x1b[2J\\x0d\\x0a- [x](javascript:x)" in title
+    if mode == ConsoleMode.DETAILED:
+        assert "  [git] odd name\\x1b[1A\\x0dFAKE LINE (src/we" in unstyled
+
+
+def test_rich_markup_in_text_is_printed_as_is() -> None:
+    outcome = make_outcome(findings=(finding(0, Severity.LOW, title="[bold red]boom[/] :smile:"),))
+    text = printed(outcome, ConsoleMode.SUMMARY, TtyStream(), {"TERM": "xterm"})
+    assert "[bold red]boom[/] :smile:" in SGR.sub("", text)
+
+
+def test_incomplete_and_empty() -> None:
+    text = printed(incomplete_outcome(), ConsoleMode.SUMMARY)
+    assert "incomplete, exit code 2" in text.splitlines()[0]
+    assert "  [filter_failed] review filter answered twice without JSON" in text
+    empty = printed(empty_outcome(), ConsoleMode.DETAILED)
+    assert "0 of 0 files reviewed, 0 findings" in empty
