@@ -97,7 +97,7 @@ def cmd_review(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     with stdin_saved(request) as effective:
         # Bad input (repository, refs, diff, rules, trust) fails here with one line, before
         # Prefect starts its API; the flow's own tasks then repeat this cheap front half.
-        select(collect(effective, config.review.context_lines), effective)
+        scope = select(collect(effective, config.review.context_lines), effective)
         os.environ.update(QUIET_PREFECT_ENV)
         # The key now lives in `config`; Prefect's API server (a child process) and anything
         # else started from here must not inherit it.
@@ -105,7 +105,7 @@ def cmd_review(args: argparse.Namespace, env: Mapping[str, str]) -> int:
             os.environ.pop(name, None)
         from flows.review import run_review  # deferred: importing Prefect costs ~1 s
 
-        return run_review(effective, config)
+        return run_review(effective, config, scope, env)
 
 
 @contextlib.contextmanager

@@ -9,17 +9,48 @@ if __name__ == "__main__":  # hand over to the CLI before paying for the Prefect
 
     raise SystemExit(main(["review", *sys.argv[1:]]))
 
-from typing import Any
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 
 from prefect import flow
 from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+from prefect.task_runners import ThreadPoolTaskRunner
+from pydantic import BaseModel, ConfigDict
 
+from flows.stages import run_model_stages
 from reviewflow.config import Config
-from reviewflow.errors import ReviewError
-from reviewflow.report.preview import preview_document
+from reviewflow.findings.finalize import gate
+from reviewflow.models import ReviewWarning
+from reviewflow.providers.pool import ProviderHandle, ProviderPool, UsageTotals
+from reviewflow.report.assemble import excluded_files, review_metadata, reviewed_files
+from reviewflow.report.console import make_console, print_console
+from reviewflow.report.location import review_id
+from reviewflow.report.outcome import ReviewOutcome
+from reviewflow.report.progress import ProgressDisplay
 from reviewflow.request import ReviewRequest
-from tasks.diff import collect_diff
+from reviewflow.review.engine import Snapshot
+from reviewflow.review.records import RequestRecord, total_usage
+from reviewflow.select.reviewed import ReviewedFiles
+from reviewflow.select.scope import Scope
+from tasks.chunk import chunk_files
+from tasks.diff import collect_diff, identify_snapshot
+from tasks.finalize import finalize_findings
+from tasks.localize import localize_findings
+from tasks.report import write_review_reports
 from tasks.select import select_files
+
+# Progress displays of reviews running in this process, by provider pool ID (the flow's
+# parameters go to the Prefect API, so a display cannot be one).
+_PROGRESS: dict[str, ProgressDisplay] = {}
+
+
+class ReviewRun(BaseModel):
+    """What the flow returns: the outcome and where each report file went."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    outcome: ReviewOutcome
+    written: dict[str, str]
 
 
 def public_config(config: Config) -> Config:
@@ -28,19 +59,98 @@ def public_config(config: Config) -> Config:
     return config.model_copy(update={"model": model})
 
 
-@flow(name="review", validate_parameters=True)
-def review(request: ReviewRequest, config: Config) -> dict[str, Any]:
-    """Review one change: diff, file selection and rules (model stages follow)."""
+@flow(name="review", validate_parameters=True, log_prints=False)
+def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> ReviewRun:
+    """Review one change: diff, files and rules, the model stages per file, findings, reports."""
+    started = datetime.now(UTC)
     change = collect_diff(request, config.review.context_lines)
     scope = select_files(change, request)
-    return preview_document(scope, request)
-
-
-def run_review(request: ReviewRequest, config: Config) -> int:
-    """Run the review flow locally and turn its outcome into an exit code."""
-    with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-        review(request, public_config(config))
-    raise ReviewError(
-        "the model review stages are not part of this build yet: "
-        "use --preview to see the files and rules a review covers"
+    jobs = chunk_files(scope, config.review, config.output.language)
+    snapshot = Snapshot(repo_root=str(change.repo_root), ref=change.snapshot_ref)
+    reviewed = ReviewedFiles.of([item.file for item in scope.selection.kept])
+    stages = run_model_stages(
+        jobs,
+        snapshot,
+        identify_snapshot(change),
+        reviewed,
+        config,
+        handle,
+        home=request.home,
+        refresh=request.no_cache,
+        on_file_done=_progress_callback(handle),
     )
+    finalized = finalize_findings(stages.files, config.review)
+    localized = localize_findings.with_options(**stages.options)(
+        list(finalized.findings), config.output.language, handle
+    )
+    complete = stages.complete and localized.complete
+    outcome = ReviewOutcome(
+        review_id=review_id(started, change.diff_sha256[:8]),
+        status="complete" if complete else "incomplete",
+        exit_code=gate(localized.findings, config.review.fail_on, complete),
+        metadata=review_metadata(
+            scope, request, config.model, config.output.language, started, datetime.now(UTC)
+        ),
+        files_changed=len(change.files),
+        files=reviewed_files(scope.selection),
+        excluded=excluded_files(scope.selection),
+        chunks=stages.chunks,
+        tool_calls=stages.tool_calls,
+        findings=tuple(localized.findings),
+        dropped=tuple(finalized.dropped),
+        warnings=(*scope.warnings, *stages.warnings, *finalized.warnings, *localized.warnings),
+        errors=_errors(stages.records + tuple(localized.records)),
+        usage=_usage(stages.records + tuple(localized.records)),
+        duration_ms=int((datetime.now(UTC) - started).total_seconds() * 1000),
+        process=stages.records + tuple(localized.records),
+    )
+    final, written = write_review_reports(outcome, config.output, request.home)
+    return ReviewRun(outcome=final, written=written)
+
+
+def _progress_callback(handle: ProviderHandle) -> Callable[[str], None]:
+    display = _PROGRESS.get(handle.pool_id)
+    return display.file_done if display is not None else (lambda path: None)
+
+
+def _errors(records: tuple[RequestRecord, ...]) -> tuple[ReviewWarning, ...]:
+    """Each failed model request, as an error entry of the report."""
+    return tuple(
+        ReviewWarning(f"{record.stage}_request_failed", record.error or "failed", record.path)
+        for record in records
+        if record.status == "error"
+    )
+
+
+def _usage(records: tuple[RequestRecord, ...]) -> UsageTotals:
+    usage, requests = total_usage(records)
+    return UsageTotals(**usage.model_dump(), requests=requests)
+
+
+def run_review(request: ReviewRequest, config: Config, scope: Scope, env: Mapping[str, str]) -> int:
+    """Run the review flow here (the key stays in this process's pool) and print the result.
+
+    `scope` is the front half the CLI already checked: it sizes the progress display.
+    """
+    progress = ProgressDisplay(
+        sys.stderr, env, len(scope.selection.kept), enabled=config.output.progress
+    )
+    runner = ThreadPoolTaskRunner(max_workers=config.review.concurrency)
+    try:
+        with ProviderPool.from_config(config, observer=progress.request_done) as pool:
+            _PROGRESS[pool.id] = progress
+            try:
+                with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+                    state = review.with_options(task_runner=runner)(
+                        request, public_config(config), pool.handle, return_state=True
+                    )
+            finally:
+                _PROGRESS.pop(pool.id, None)
+    finally:
+        progress.close()
+    result = state.result(raise_on_failure=False)
+    if isinstance(result, BaseException):
+        raise result
+    run = ReviewRun.model_validate(result)
+    print_console(run.outcome, config.output.console, make_console(sys.stdout, env), run.written)
+    return run.outcome.exit_code

@@ -18,8 +18,6 @@ from tasks.llm import sender
     result_serializer="json",
     retries=0,  # each model request is retried by its own llm_request task run
 )
-def localize_findings(
-    findings: list[Finding], language: str, handle: ProviderHandle
-) -> Localized:
+def localize_findings(findings: list[Finding], language: str, handle: ProviderHandle) -> Localized:
     """The findings with title, problem, evidence and suggestion in `language` (English: as is)."""
     return localize(findings, language, sender(handle))

@@ -30,6 +30,8 @@ from reviewflow.providers.factory import check_settings, create_provider
 from reviewflow.providers.messages import ModelRequest, ModelResponse, Usage
 
 ProviderFactory = Callable[[ModelSettings], Provider]
+RequestObserver = Callable[[Usage], None]
+"""Told of every attempt this pool makes, with the usage its answer reported (progress)."""
 
 
 class ProviderHandle(BaseModel):
@@ -100,8 +102,10 @@ class ProviderPool:
         concurrency: int,
         factory: ProviderFactory = create_provider,
         pool_id: str | None = None,
+        observer: RequestObserver | None = None,
     ) -> None:
         check_settings(settings)
+        self._observer = observer
         self.settings = settings
         self.meter = UsageMeter()
         self.id = pool_id or uuid.uuid4().hex
@@ -121,9 +125,9 @@ class ProviderPool:
         self._registered = _register(self)
 
     @classmethod
-    def from_config(cls, config: Config) -> ProviderPool:
+    def from_config(cls, config: Config, observer: RequestObserver | None = None) -> ProviderPool:
         """The pool for a review's effective config (`model.*`, `review.concurrency`)."""
-        return cls(config.model, config.review.concurrency)
+        return cls(config.model, config.review.concurrency, observer=observer)
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         """One request attempt through the pool's provider, waiting for a free slot.
@@ -137,10 +141,15 @@ class ProviderPool:
             try:
                 response = self._provider.complete(request)
             except ProviderError as exc:
-                self.meter.add(failures.usage_of(exc) or Usage())
+                self._count(failures.usage_of(exc) or Usage())
                 raise
-        self.meter.add(response.usage)
+        self._count(response.usage)
         return response
+
+    def _count(self, usage: Usage) -> None:
+        self.meter.add(usage)
+        if self._observer is not None:
+            self._observer(usage)
 
     def close(self) -> None:
         """Forget the pool and release the provider's connections."""

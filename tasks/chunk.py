@@ -1,0 +1,16 @@
+"""Stage 3a, chunk: each kept file's hunks cut into chunks of at most `max_chunk_tokens`."""
+
+from __future__ import annotations
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from reviewflow.config import ReviewSettings
+from reviewflow.review.engine import FileJob, file_jobs
+from reviewflow.select.scope import Scope
+
+
+@task(name="chunk_files", cache_policy=NO_CACHE, retries=0)  # deterministic and cheap
+def chunk_files(scope: Scope, settings: ReviewSettings, language: str) -> list[FileJob]:
+    """One job per kept file: its chunks, its rule and the output language."""
+    return file_jobs(scope, settings, language)

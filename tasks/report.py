@@ -1,0 +1,41 @@
+"""Last stage, report: the review directory and ID, the report files, and Prefect artifacts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import task
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.cache_policies import NO_CACHE
+
+from reviewflow.config import OutputSettings
+from reviewflow.report.artifacts import artifact_key, findings_table, summary_markdown
+from reviewflow.report.location import review_dir
+from reviewflow.report.outcome import ReviewOutcome
+from reviewflow.report.writers import write_reports
+
+
+@task(name="report", cache_policy=NO_CACHE, retries=0)  # writes files: never cached or retried
+def write_review_reports(
+    outcome: ReviewOutcome, output: OutputSettings, home: str
+) -> tuple[ReviewOutcome, dict[str, str]]:
+    """Name the review, write its report files (0600) and publish its artifacts.
+
+    `outcome.review_id` is the wanted ID; `-2`, `-3` is added when another review has it.
+    Returns the outcome with its final review ID, and each written report's path by kind.
+    """
+    directory, review_id = review_dir(
+        Path(home), outcome.metadata.repository, outcome.review_id, output.report_dir
+    )
+    outcome = outcome.model_copy(update={"review_id": review_id})
+    written = write_reports(outcome, output, directory)
+    key = artifact_key(outcome.metadata.repository, outcome.metadata.mode)
+    create_markdown_artifact(
+        key=key, markdown=summary_markdown(outcome), description="reviewflow review summary"
+    )
+    create_table_artifact(
+        key=f"{key}-findings"[:100],
+        table=findings_table(outcome) or [{"severity": "", "location": "", "title": "no findings"}],
+        description="reviewflow findings",
+    )
+    return outcome, written
