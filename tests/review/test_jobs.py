@@ -66,7 +66,9 @@ def test_a_huge_hunk_is_split_into_parts(repo: GitRepo, rf_home: Path) -> None:
     repo.commit("base")
     repo.write("gen.py", _lines(600, "generated"))
     sha = repo.commit("add 600 lines")
-    (job,) = file_jobs(commit_scope(repo, rf_home, sha), ReviewSettings(max_chunk_tokens=1000), "en")
+    (job,) = file_jobs(
+        commit_scope(repo, rf_home, sha), ReviewSettings(max_chunk_tokens=1000), "en"
+    )
     assert len(job.chunks) >= 10
     assert sum(c.changed_lines for c in job.chunks) == 600
     first, second = job.chunks[0].text, job.chunks[1].text

@@ -88,7 +88,9 @@ def test_code_search_cuts_long_lines(repo: GitRepo) -> None:
     repo.write("dist/app.js", minified + "\n")
     repo.write("src/b.py", "needle = 1\n")
     sha = repo.commit("minified")
-    out = tools.code_search(Snapshot(repo_root=str(repo.root), ref=sha), CodeSearchArgs(search_text="needle"))
+    out = tools.code_search(
+        Snapshot(repo_root=str(repo.root), ref=sha), CodeSearchArgs(search_text="needle")
+    )
     lines = out.splitlines()
     assert lines[0] == "2 matches"
     js = next(line for line in lines if line.startswith("dist/app.js:1:"))
