@@ -25,15 +25,11 @@ def main_user(job: FileJob, chunk: int, guidance: str | None, budget: int) -> st
     return render(
         PROMPTS,
         "main_user.j2",
-        path=job.path,
-        old_path=job.old_path if job.old_path != job.path else None,
-        status=job.status,
         chunk_index=chunk,
         chunk_count=len(job.chunks),
-        rule=job.rule,
-        rule_label=job.rule_label,
+        rule=_rule(job),
         guidance=guidance,
-        diff=job.chunks[chunk].text,
+        change=_change(job, job.chunks[chunk].text),
         language=job.language,
         budget=budget,
     )
@@ -41,15 +37,23 @@ def main_user(job: FileJob, chunk: int, guidance: str | None, budget: int) -> st
 
 def plan_user(job: FileJob) -> str:
     """The plan request's user message: the whole file change and its rule."""
+    diff = bounded("\n".join(chunk.text for chunk in job.chunks), PLAN_MAX_DIFF_CHARS)
     return render(
         PROMPTS,
         "plan_user.j2",
-        path=job.path,
         changed_lines=job.changed_lines,
-        rule=job.rule,
-        rule_label=job.rule_label,
-        diff=bounded("\n".join(chunk.text for chunk in job.chunks), PLAN_MAX_DIFF_CHARS),
+        rule=_rule(job),
+        change=_change(job, diff),
     )
+
+
+def _rule(job: FileJob) -> str:
+    return f"({job.rule_label})\n{job.rule}"
+
+
+def _change(job: FileJob, diff: str) -> str:
+    renamed = f" from {job.old_path}" if job.old_path and job.old_path != job.path else ""
+    return f"{job.path}\n{job.status}{renamed}\n{diff}"
 
 
 def reminder() -> str:
