@@ -11,7 +11,15 @@ import json
 from functools import cache
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    field_validator,
+)
 
 from reviewflow.errors import ToolError
 from reviewflow.providers.messages import ToolDefinition
@@ -62,6 +70,13 @@ class CodeSearchArgs(_Args):
     case_sensitive: StrictBool = True
     use_perl_regexp: StrictBool = False
 
+    @field_validator("file_patterns")
+    @classmethod
+    def _confined(cls, specs: list[str]) -> list[str]:
+        for spec in specs:
+            _check_pathspec(spec)
+        return specs
+
 
 class FileFindArgs(_Args):
     query_name: StrictStr = Field(min_length=1)
@@ -98,11 +113,10 @@ def render_read(path: str, lines: list[str], start: int, end: int) -> str:
 
 def code_search(snapshot: Snapshot, args: CodeSearchArgs) -> str:
     """git grep over the snapshot; long matched lines are cut with a marker."""
-    specs = [_pathspec(spec) for spec in args.file_patterns]
     flags = ["-P"] if args.use_perl_regexp else ["-F"]
     if not args.case_sensitive:
         flags.append("-i")
-    raw = reader.grep(snapshot, flags, args.search_text, specs)
+    raw = reader.grep(snapshot, flags, args.search_text, args.file_patterns)
     prefix = f"{snapshot.ref}:" if snapshot.ref else ""
     lines = []
     for record in raw.decode("utf-8", "replace").splitlines():
@@ -120,8 +134,8 @@ def _cut(text: str) -> str:
     return f"{text[:MAX_MATCH_CHARS]}…[line cut: {len(text)} chars]"
 
 
-def _pathspec(spec: str) -> str:
-    """A pathspec confined to the repository: no absolute paths, no `..`, no magic but exclude."""
+def _check_pathspec(spec: str) -> None:
+    """ValueError for a pathspec that could leave the repository or uses magic but exclude."""
     body = spec
     for magic in (":(exclude)", ":!", ":^"):
         if spec.startswith(magic):
@@ -129,10 +143,9 @@ def _pathspec(spec: str) -> str:
             break
     else:
         if spec.startswith(":"):
-            raise ToolError(f"pathspec '{spec}': only plain patterns and ':!' exclusions work")
+            raise ValueError(f"pathspec '{spec}': only plain patterns and ':!' exclusions work")
     if body.startswith("/") or ".." in body.replace("\\", "/").split("/"):
-        raise ToolError(f"pathspec '{spec}' leaves the repository")
-    return spec
+        raise ValueError(f"pathspec '{spec}' leaves the repository")
 
 
 def file_find(snapshot: Snapshot, args: FileFindArgs) -> str:

@@ -71,6 +71,7 @@ def test_malformed_arguments_become_tool_errors(session: ToolSession) -> None:
         session.run(call("code_search", 5, search_text="")),
         session.run(call("shell", 6, command="rm -rf /")),
         session.run(call("file_read", 7, file_path="/etc/passwd")),
+        session.run(call("code_search", 8, search_text="x", file_patterns=["../etc"])),
     ]
     for outcome in outcomes:
         assert outcome.message.is_error and outcome.record.status == "error"
@@ -81,6 +82,7 @@ def test_malformed_arguments_become_tool_errors(session: ToolSession) -> None:
     assert "start_line" in contents[2]
     assert "unknown tool 'shell'" in contents[5] and "task_done" in contents[5]
     assert "absolute" in contents[6]
+    assert "pathspec '../etc' leaves the repository" in contents[7]
     assert session.used == 0  # refused calls cost no budget
 
 
