@@ -11,7 +11,7 @@ allowed and a second empty answer ends the turn. `review.max_tool_rounds` ends i
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from reviewflow.config import ReviewSettings
 from reviewflow.models import ReviewWarning
@@ -39,6 +39,8 @@ EMPTY_LIMIT = 3
 class _State:
     """What the loop tracks besides the tools: conversation, tool choice, outcome."""
 
+    path: str
+    label: str  # "chunk 1/3", for warnings
     messages: list[Message]
     choice: ToolChoice = ToolChoice.AUTO
     empty: int = 0  # consecutive no-tool answers before any valid tool activity
@@ -48,6 +50,13 @@ class _State:
     records: list[RequestRecord] = field(default_factory=list)
     warnings: list[ReviewWarning] = field(default_factory=list)
     complete: bool | None = None  # None while the session runs
+
+    def warn(self, code: str, message: str) -> None:
+        self.warnings.append(ReviewWarning(code, f"{self.label}: {message}", self.path))
+
+    def stop(self, code: str, message: str) -> None:
+        self.warn(code, message)
+        self.complete = False
 
 
 def review_chunk(
@@ -62,36 +71,8 @@ def review_chunk(
     budget = context_budget(job.changed_lines, settings.max_context_tool_calls)
     session = ToolSession(snapshot, job.path, chunk, budget)
     first = UserMessage(content=templates.main_user(job, chunk, guidance, budget))
-    state = _State(messages=[first])
-    label = f"chunk {chunk + 1}/{len(job.chunks)}"
-    for number in range(1, settings.max_tool_rounds + 1):
-        where = Where("main", job.path, chunk, number)
-        request = _prepare(state, session, settings, send, where)
-        if request is None:
-            _stop(
-                state,
-                "token_limit_reached",
-                f"{label}: the conversation reached 80% of "
-                f"review.max_chunk_tokens ({settings.max_chunk_tokens})",
-                job.path,
-            )
-            break
-        response, record = send_recorded(send, request, where)
-        if response is None:
-            state.records.append(record)
-            _stop(state, "provider_error", f"{label}: {record.error}", job.path)
-            break
-        _advance(state, session, response, record, label, job.path)
-        if state.complete is not None:
-            break
-    else:
-        _stop(
-            state,
-            "tool_loop_limit_reached",
-            f"{label}: the model used all "
-            f"{settings.max_tool_rounds} tool rounds (review.max_tool_rounds)",
-            job.path,
-        )
+    state = _State(job.path, f"chunk {chunk + 1}/{len(job.chunks)}", [first])
+    _run(state, session, settings, send)
     return ChunkResult(
         path=job.path,
         complete=bool(state.complete),
@@ -102,6 +83,28 @@ def review_chunk(
         candidates=tuple(session.candidates),
         tool_calls=session.calls,
     )
+
+
+def _run(state: _State, session: ToolSession, settings: ReviewSettings, send: Send) -> None:
+    for number in range(1, settings.max_tool_rounds + 1):
+        where = Where("main", state.path, session.chunk, number)
+        request = _prepare(state, session, settings, send, where)
+        if request is None:
+            limit = settings.max_chunk_tokens
+            message = f"the conversation reached 80% of review.max_chunk_tokens ({limit})"
+            state.stop("token_limit_reached", message)
+            return
+        response, record = send_recorded(send, request, where)
+        if response is None:
+            state.records.append(record)
+            state.stop("provider_error", record.error or "the model request failed")
+            return
+        _advance(state, session, response, record)
+        if state.complete is not None:
+            return
+    rounds = settings.max_tool_rounds
+    message = f"the model used all {rounds} tool rounds (review.max_tool_rounds)"
+    state.stop("tool_loop_limit_reached", message)
 
 
 def _request(state: _State, session: ToolSession) -> ModelRequest:
@@ -122,12 +125,11 @@ def _prepare(
     if state.compressing and estimate_request(request) >= TRIGGER_SHARE * capacity:
         split = split_point(request.messages, capacity)
         if split is not None:
-            outcome = compress(request.messages, split, send, Where("compress", *_at(where)))
+            outcome = compress(request.messages, split, send, replace(where, stage="compress"))
             state.records.append(outcome.record)
             if outcome.messages is None:
                 state.compressing = False
-                problem = outcome.problem or "compression failed"
-                state.warnings.append(ReviewWarning("compression_failed", problem, where.path))
+                state.warn("compression_failed", outcome.problem or "compression failed")
             else:
                 state.messages = list(outcome.messages)
                 request = _request(state, session)
@@ -136,24 +138,15 @@ def _prepare(
     return request
 
 
-def _at(where: Where) -> tuple[str | None, int | None, int | None]:
-    return where.path, where.chunk, where.round
-
-
 def _advance(
-    state: _State,
-    session: ToolSession,
-    response: ModelResponse,
-    record: RequestRecord,
-    label: str,
-    path: str,
+    state: _State, session: ToolSession, response: ModelResponse, record: RequestRecord
 ) -> None:
     """Take one answer: run its tool calls, or handle a no-tool answer."""
     if response.text or response.tool_calls:
         state.messages.append(response.assistant_message())
     if not response.tool_calls:
         state.records.append(record)
-        _no_tools(state, label, path)
+        _no_tools(state)
         return
     outcomes = [session.run(call) for call in response.tool_calls]
     state.messages.extend(outcome.message for outcome in outcomes)
@@ -167,7 +160,7 @@ def _advance(
         state.complete = True
 
 
-def _no_tools(state: _State, label: str, path: str) -> None:
+def _no_tools(state: _State) -> None:
     if state.active:
         if state.retried:
             state.complete = True  # the model ended its turn after real work
@@ -176,17 +169,8 @@ def _no_tools(state: _State, label: str, path: str) -> None:
     else:
         state.empty += 1
         if state.empty >= EMPTY_LIMIT:
-            _stop(
-                state,
-                "tool_loop_empty_limit_reached",
-                f"{label}: the model answered {EMPTY_LIMIT} times without calling a tool",
-                path,
-            )
+            message = f"the model answered {EMPTY_LIMIT} times without calling a tool"
+            state.stop("tool_loop_empty_limit_reached", message)
             return
     state.messages.append(UserMessage(content=templates.reminder()))
     state.choice = ToolChoice.REQUIRED
-
-
-def _stop(state: _State, code: str, message: str, path: str) -> None:
-    state.warnings.append(ReviewWarning(code, message, path))
-    state.complete = False
