@@ -24,7 +24,7 @@ from reviewflow.providers.messages import (
 from reviewflow.review import templates
 from reviewflow.review.recording import Where, send_recorded
 from reviewflow.review.records import RequestRecord, Send
-from reviewflow.review.tokens import estimate_tokens
+from reviewflow.review.tokens import estimate_request, estimate_tokens
 
 TRIGGER_SHARE = 0.6
 KEEP_ROUNDS = 2
@@ -94,7 +94,7 @@ def compress(messages: tuple[Message, ...], split: int, send: Send, where: Where
 
 
 def _size(messages: Sequence[Message]) -> int:
-    return ModelRequest(messages=tuple(messages)).model_dump_json().__len__()
+    return estimate_request(ModelRequest(messages=tuple(messages)))
 
 
 def _structured(messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -126,7 +126,7 @@ def list_files(snapshot: Snapshot) -> list[str]:
     else:
         args = ["ls-tree", "-r", "-z", "--name-only", "--full-tree", snapshot.ref]
     names = _git(snapshot, args).split(b"\0")
-    return sorted({os.fsdecode(name) for name in names if name})
+    return sorted({name.decode("utf-8", "replace") for name in names if name})
 
 
 def grep(snapshot: Snapshot, flags: list[str], text: str, pathspecs: list[str]) -> bytes:

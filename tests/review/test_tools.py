@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from pydantic import ValidationError
 
@@ -170,3 +172,13 @@ def test_tool_block_is_the_fixed_contract() -> None:
     ):
         assert set(model.model_fields) == names[name]
     assert [d.name for d in tools.offered(False)] == ["code_comment", "task_done"]
+
+
+def test_file_find_output_is_valid_utf8_for_undecodable_names(repo: GitRepo) -> None:
+    repo.write(os.fsdecode(b"lib/caf\xe9_utils.py"), "x = 1\n")
+    sha = repo.commit("latin-1 name")
+    for ref in (sha, None):
+        out = tools.file_find(
+            Snapshot(repo_root=str(repo.root), ref=ref), FileFindArgs(query_name="utils")
+        )
+        assert out.encode("utf-8").decode("utf-8") == out and "lib/caf\ufffd_utils.py" in out
