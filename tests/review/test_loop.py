@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from reviewflow.config import ReviewSettings
+from reviewflow.providers import ModelRequest, ModelResponse, ProviderPool
+from reviewflow.providers.failures import ProviderFailure
 from reviewflow.review.jobs import FileJob
 from reviewflow.review.loop import review_chunk
 from reviewflow.review.reader import Snapshot
@@ -233,3 +235,37 @@ def test_usage_of_every_request_is_recorded(
     (record,) = result.records
     assert record.usage.cache_read_tokens == 80 and record.usage.completion_tokens == 5
     assert record.finish_reason and record.started_at and record.duration_ms >= 0
+
+
+def test_a_retried_failure_records_its_attempts(
+    wire: WireServer, change: tuple[dict[str, FileJob], Snapshot]
+) -> None:
+    jobs, snapshot = change
+    wire.script("openai", [HttpError(503)])
+    with ProviderPool(wire.settings("openai"), 1) as pool:
+
+        def send(request: ModelRequest) -> ModelResponse:  # as llm_request notes a retry
+            try:
+                return pool.complete(request)
+            except ProviderFailure as failure:
+                failure.attempts = 2
+                raise
+
+        result = review_chunk(jobs["app.py"], 0, None, snapshot, ReviewSettings(), send)
+    (record,) = result.records
+    assert (record.status, record.attempts) == ("error", 2)
+    assert total_usage(result.records)[1] == 2
+
+
+def test_results_and_jobs_round_trip_through_json(
+    wire: WireServer, change: tuple[dict[str, FileJob], Snapshot]
+) -> None:
+    jobs, snapshot = change
+    wire.script(
+        "gemini", [ToolCalls(Call("code_comment", {"finding": FINDING}), Call("task_done"))]
+    )
+    result = run(wire, "gemini", change)
+    assert ChunkResult.model_validate_json(result.model_dump_json()) == result
+    job = jobs["app.py"]
+    assert FileJob.model_validate_json(job.model_dump_json()) == job
+    assert Snapshot.model_validate_json(snapshot.model_dump_json()) == snapshot
