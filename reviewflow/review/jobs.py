@@ -16,7 +16,7 @@ from reviewflow.config import ReviewSettings
 from reviewflow.git.models import DiffLine, FileDiff, Hunk
 from reviewflow.review.reader import Snapshot
 from reviewflow.review.tokens import estimate_tokens
-from reviewflow.rules.models import ResolvedRule
+from reviewflow.rules.models import ResolvedRule, RuleLayer
 from reviewflow.select.scope import Scope
 
 CHUNK_SHARE = 0.4
@@ -80,7 +80,7 @@ def file_jobs(scope: Scope, settings: ReviewSettings, language: str) -> list[Fil
 
 def rule_label(rule: ResolvedRule) -> str:
     """A short name for the rule: the system rule's name, or its layer, source and pattern."""
-    if rule.name and rule.layer.value == "system":
+    if rule.name and rule.layer is RuleLayer.SYSTEM:
         return f"system:{rule.name}"
     return f"{rule.layer.value}:{rule.source}:{rule.pattern}"
 
