@@ -34,6 +34,7 @@ test: lint type
 bench: dev
 	$(BIN)/python bench/preview_latency.py
 	$(BIN)/python bench/front_half.py
+	$(BIN)/python bench/prompt_size.py
 
 build-info:
 	printf 'COMMIT = "%s"\nBUILD_TIME = "%s"\n' "$$(git rev-parse --short=12 HEAD)" \

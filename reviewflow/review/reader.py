@@ -1,0 +1,147 @@
+"""Read-only access to the post-change snapshot the tools read, confined to the repository.
+
+Commit and range reviews read the reviewed ref through git (`ref` is its SHA); workspace and
+stdin reviews read the working tree. Every path the model names goes through `confine`:
+absolute paths, `..`, `.git` and symlinks that leave the repository are refused.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from reviewflow.errors import GitError, ToolError
+from reviewflow.git.runner import run_git
+
+SYMLINK_MODE = "120000"
+MAX_SYMLINK_HOPS = 16
+
+
+class Snapshot(BaseModel):
+    """What the tools read: a commit SHA of the repository, or its working tree (`ref` None)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    repo_root: str
+    ref: str | None = None
+
+    @property
+    def root(self) -> Path:
+        return Path(self.repo_root)
+
+
+def normalize(path: str) -> str:
+    """`path` as a clean repository-relative path; ToolError for absolute paths and `..`."""
+    text = path.strip().replace("\\", "/")
+    if not text or "\0" in text:
+        raise ToolError("file_path is empty")
+    if text.startswith("/") or (len(text) > 1 and text[1] == ":"):
+        raise ToolError(f"'{path}' is absolute: give a path relative to the repository root")
+    parts = [part for part in text.split("/") if part not in ("", ".")]
+    if ".." in parts:
+        raise ToolError(f"'{path}' uses '..': paths must stay inside the repository")
+    if not parts:
+        raise ToolError("file_path names the repository root, not a file")
+    if parts[0] == ".git":
+        raise ToolError(f"'{path}' is inside .git, which is not readable")
+    return "/".join(parts)
+
+
+def confine(snapshot: Snapshot, path: str) -> str:
+    """The repository-relative path `path` reads, after symlinks inside the repository;
+    ToolError when it is absolute, uses `..`, or a symlink takes it out of the repository."""
+    clean = normalize(path)
+    if snapshot.ref is None:
+        return _confine_worktree(snapshot.root, clean, path)
+    return _confine_tree(snapshot, clean, path)
+
+
+def _confine_worktree(root: Path, clean: str, original: str) -> str:
+    real_root = root.resolve()
+    target = (root / clean).resolve()
+    if not target.is_relative_to(real_root):
+        raise ToolError(f"'{original}' leaves the repository through a symlink")
+    relative = target.relative_to(real_root).as_posix()
+    if relative == "." or relative.split("/")[0] == ".git":
+        raise ToolError(f"'{original}' is not a readable file of the repository")
+    return relative
+
+
+def _confine_tree(snapshot: Snapshot, clean: str, original: str) -> str:
+    parts = clean.split("/")
+    for _ in range(MAX_SYMLINK_HOPS):
+        link = _first_symlink(snapshot, parts)
+        if link is None:
+            return "/".join(parts)
+        index, target = link
+        if target.startswith("/"):
+            raise ToolError(f"'{original}' leaves the repository through a symlink")
+        joined = posixpath.normpath(posixpath.join(*parts[:index], target) if index else target)
+        if joined == ".." or joined.startswith("../") or joined == ".":
+            raise ToolError(f"'{original}' leaves the repository through a symlink")
+        parts = joined.split("/") + parts[index + 1 :]
+    raise ToolError(f"'{original}' goes through too many symlinks")
+
+
+def _first_symlink(snapshot: Snapshot, parts: list[str]) -> tuple[int, str] | None:
+    """The index of the first symlink among the prefixes of `parts` at the ref, and its target."""
+    prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
+    out = _git(snapshot, ["ls-tree", "-z", "--full-tree", str(snapshot.ref), "--", *prefixes])
+    modes = {}
+    for entry in out.split(b"\0"):
+        if b"\t" in entry:
+            meta, name = entry.split(b"\t", 1)
+            modes[os.fsdecode(name)] = meta.split(b" ")[0].decode("ascii")
+    for index, prefix in enumerate(prefixes):
+        if modes.get(prefix) == SYMLINK_MODE:
+            target = _git(snapshot, ["cat-file", "blob", f"{snapshot.ref}:{prefix}"])
+            return index, os.fsdecode(target)
+    return None
+
+
+def read_bytes(snapshot: Snapshot, path: str) -> bytes:
+    """The content of the confined `path` in the snapshot; ToolError when it is not a file."""
+    if snapshot.ref is None:
+        target = snapshot.root / path
+        if not target.is_file():
+            raise ToolError(f"'{path}' does not exist in the reviewed snapshot")
+        try:
+            return target.read_bytes()
+        except OSError as err:
+            raise ToolError(f"'{path}' cannot be read: {err.strerror or err}") from None
+    try:
+        return run_git(snapshot.root, ["cat-file", "blob", f"{snapshot.ref}:{path}"])
+    except GitError:
+        raise ToolError(f"'{path}' does not exist in the reviewed snapshot") from None
+
+
+def list_files(snapshot: Snapshot) -> list[str]:
+    """Every file path of the snapshot (tracked files; in the working tree also untracked ones
+    that are not ignored)."""
+    if snapshot.ref is None:
+        args = ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    else:
+        args = ["ls-tree", "-r", "-z", "--name-only", "--full-tree", snapshot.ref]
+    names = _git(snapshot, args).split(b"\0")
+    return sorted({name.decode("utf-8", "replace") for name in names if name})
+
+
+def grep(snapshot: Snapshot, flags: list[str], text: str, pathspecs: list[str]) -> bytes:
+    """Raw `git grep -z` output (path NUL line NUL text) over the snapshot; empty: no match."""
+    args = ["grep", "-z", "-n", "-I", "--no-color", "--full-name", *flags, "-e", text]
+    if snapshot.ref is None:
+        args.insert(1, "--untracked")
+    else:
+        args.append(snapshot.ref)
+    args += ["--", *pathspecs]
+    return _git(snapshot, args, ok=(0, 1))
+
+
+def _git(snapshot: Snapshot, args: list[str], ok: tuple[int, ...] = (0,)) -> bytes:
+    try:
+        return run_git(snapshot.root, args, ok=ok)
+    except GitError as err:
+        raise ToolError(str(err)) from None

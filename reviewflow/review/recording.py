@@ -1,0 +1,67 @@
+"""Sending one model request and recording it, whatever its outcome."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from reviewflow.errors import ProviderError
+from reviewflow.providers.failures import attempts_of, one_line, usage_of
+from reviewflow.providers.messages import ModelRequest, ModelResponse, Usage
+from reviewflow.review.records import MAX_RECORDED_TEXT, RequestRecord, Send, Stage
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """Which stage, file, chunk and round a request belongs to."""
+
+    stage: Stage
+    path: str | None
+    chunk: int | None = None
+    round: int | None = None
+
+
+def bounded(text: str, limit: int = MAX_RECORDED_TEXT) -> str:
+    """`text` cut to `limit` characters for a record, marked when cut."""
+    return text if len(text) <= limit else text[:limit] + f"…[{len(text)} chars]"
+
+
+def send_recorded(
+    send: Send, request: ModelRequest, where: Where
+) -> tuple[ModelResponse | None, RequestRecord]:
+    """The answer (None when the provider failed) and the request's record."""
+    started = datetime.now(UTC).isoformat(timespec="milliseconds")
+    clock = time.monotonic()
+    common = {
+        "stage": where.stage,
+        "path": where.path,
+        "chunk": where.chunk,
+        "round": where.round,
+        "started_at": started,
+    }
+    try:
+        response = send(request)
+    except ProviderError as err:
+        record = RequestRecord(
+            **common,
+            attempts=attempts_of(err) or 1,
+            status="error",
+            duration_ms=_elapsed(clock),
+            usage=usage_of(err) or Usage(),
+            error=one_line(str(err)),
+        )
+        return None, record
+    record = RequestRecord(
+        **common,
+        attempts=response.attempts,
+        duration_ms=_elapsed(clock),
+        finish_reason=response.raw_finish_reason or response.finish_reason.value,
+        usage=response.usage,
+        text=bounded(response.text),
+    )
+    return response, record
+
+
+def _elapsed(clock: float) -> int:
+    return int((time.monotonic() - clock) * 1000)

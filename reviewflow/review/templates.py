@@ -1,0 +1,68 @@
+"""The engine's prompts (plan, main, compression), rendered from `prompts/*.j2`.
+
+System prompts take no variables, so they are byte-identical across files and reviews.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reviewflow.prompts import render
+from reviewflow.review.jobs import FileJob
+from reviewflow.review.recording import bounded
+
+PROMPTS = Path(__file__).parent / "prompts"
+PLAN_MAX_DIFF_CHARS = 48_000
+
+
+def system(stage: str) -> str:
+    """The fixed system prompt of `stage` ("main", "plan" or "compress")."""
+    return render(PROMPTS, f"{stage}_system.j2")
+
+
+def main_user(job: FileJob, chunk: int, guidance: str | None, budget: int) -> str:
+    """The first user message of a chunk session."""
+    return render(
+        PROMPTS,
+        "main_user.j2",
+        chunk_index=chunk,
+        chunk_count=len(job.chunks),
+        rule=_rule(job),
+        guidance=guidance,
+        change=_change(job, job.chunks[chunk].text),
+        language=job.language,
+        budget=budget,
+    )
+
+
+def plan_user(job: FileJob) -> str:
+    """The plan request's user message: the whole file change and its rule."""
+    diff = bounded("\n".join(chunk.text for chunk in job.chunks), PLAN_MAX_DIFF_CHARS)
+    return render(
+        PROMPTS,
+        "plan_user.j2",
+        changed_lines=job.changed_lines,
+        rule=_rule(job),
+        change=_change(job, diff),
+    )
+
+
+def _rule(job: FileJob) -> str:
+    return f"({job.rule_label})\n{job.rule}"
+
+
+def _change(job: FileJob, diff: str) -> str:
+    renamed = f" from {job.old_path}" if job.old_path and job.old_path != job.path else ""
+    return f"{job.path}\n{job.status}{renamed}\n{diff}"
+
+
+def reminder() -> str:
+    return render(PROMPTS, "reminder.j2")
+
+
+def compress_user(rounds_json: str) -> str:
+    return render(PROMPTS, "compress_user.j2", rounds=rounds_json)
+
+
+def summary(text: str) -> str:
+    return render(PROMPTS, "summary.j2", summary=text)
