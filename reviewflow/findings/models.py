@@ -72,7 +72,11 @@ class Dropped(BaseModel):
 
 
 class FileFindings(StageResult):
-    """One file after relocation and the review filter: placed candidates and drops so far."""
+    """One file after relocation and the review filter: placed candidates and drops so far.
+
+    `changed_lines` are the file's added (new-side) lines, so finalize can revalidate.
+    """
 
     placed: tuple[PlacedCandidate, ...] = ()
     dropped: tuple[Dropped, ...] = ()
+    changed_lines: tuple[int, ...] = ()

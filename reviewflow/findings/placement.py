@@ -1,0 +1,160 @@
+"""Deterministic placement: where in a file's changed hunks a candidate's code really is.
+
+Only the new side of the diff counts (context and added lines), and a placement must overlap
+at least one added line: a finding on context lines alone is on an unchanged line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from reviewflow.findings.models import DropReason
+from reviewflow.git.models import DiffLine, FileDiff
+from reviewflow.models import Candidate
+
+
+@dataclass(frozen=True, slots=True)
+class NewLine:
+    """One new-side line of a hunk: its number, text, and whether the change added it."""
+
+    no: int
+    text: str
+    added: bool
+
+
+Side = tuple[NewLine, ...]
+"""The new-side lines of one hunk (context and added), in order."""
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Real new-side lines of a changed hunk, the code on them, and how they were found."""
+
+    start_line: int
+    end_line: int
+    existing_code: str
+    placed_by: str  # "exact" | "whitespace" | "lines" | "relocation"
+
+
+Outcome = Placement | DropReason
+"""A placement, or why there is none (UNCHANGED_LINE: found, but only on unchanged lines)."""
+
+
+def new_sides(file: FileDiff) -> tuple[Side, ...]:
+    """The new side of each hunk of `file`."""
+    return tuple(_side(hunk.lines) for hunk in file.hunks)
+
+
+def _side(lines: Sequence[DiffLine]) -> Side:
+    return tuple(
+        NewLine(line.new_no, line.text.rstrip("\r"), line.kind == "add")
+        for line in lines
+        if line.new_no is not None
+    )
+
+
+def _exact(text: str) -> str:
+    return text.rstrip()
+
+
+def _squashed(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _code_lines(code: str) -> list[str]:
+    lines = [line.rstrip() for line in code.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines
+
+
+def _windows(
+    side: Side, target: list[str], norm: Callable[[str], str], skip_blank: bool
+) -> Iterator[Side]:
+    """Every run of `side` whose (normalized) lines equal `target`, as DiffLine windows."""
+    rows = [line for line in side if not (skip_blank and not line.text.strip())]
+    texts = [norm(line.text) for line in rows]
+    size = len(target)
+    for i in range(len(texts) - size + 1):
+        if texts[i] == target[0] and texts[i : i + size] == target:
+            first, last = rows[i], rows[i + size - 1]
+            yield tuple(ln for ln in side if first.no <= ln.no <= last.no)
+
+
+def _nearest(windows: Sequence[Side], hint: int | None) -> Side:
+    if hint is None:
+        return windows[0]
+    return min(windows, key=lambda w: abs(w[0].no - hint))
+
+
+def _placement(window: Side, placed_by: str) -> Placement:
+    return Placement(
+        start_line=window[0].no,
+        end_line=window[-1].no,
+        existing_code="\n".join(line.text for line in window),
+        placed_by=placed_by,
+    )
+
+
+def locate_code(
+    sides: Sequence[Side], code: str, hint: int | None, placed_by: str | None = None
+) -> Outcome:
+    """Find `code` as contiguous new-side lines overlapping an added line: exactly (trailing
+    whitespace ignored), then with whitespace and blank lines ignored; nearest to `hint`."""
+    lines = _code_lines(code)
+    if not lines:
+        return DropReason.UNPLACED
+    seen_unchanged = False
+    passes = (("exact", _exact, False), ("whitespace", _squashed, True))
+    for name, norm, skip_blank in passes:
+        target = [norm(line) for line in lines if not (skip_blank and not line.strip())]
+        hits: list[Side] = []
+        for side in sides:
+            for window in _windows(side, target, norm, skip_blank):
+                if any(line.added for line in window):
+                    hits.append(window)
+                else:
+                    seen_unchanged = True
+        if hits:
+            return _placement(_nearest(hits, hint), placed_by or name)
+    return DropReason.UNCHANGED_LINE if seen_unchanged else DropReason.UNPLACED
+
+
+def place_by_lines(sides: Sequence[Side], start: int | None, end: int | None) -> Outcome:
+    """The supplied range, cut to the first hunk in which it overlaps an added line."""
+    first = start if start is not None else end
+    last = end if end is not None else start
+    if first is None or last is None:
+        return DropReason.UNPLACED
+    low, high = min(first, last), max(first, last)
+    if low < 1:
+        return DropReason.UNPLACED
+    for side in sides:
+        if any(line.added and low <= line.no <= high for line in side):
+            window = tuple(line for line in side if low <= line.no <= high)
+            return _placement(window, "lines")
+    return DropReason.UNCHANGED_LINE
+
+
+def place(sides: Sequence[Side], candidate: Candidate) -> Outcome:
+    """Steps 1-2 of validation: the candidate's code, else its line range."""
+    hint = candidate.start_line if candidate.start_line is not None else candidate.end_line
+    by_code: Outcome = DropReason.UNPLACED
+    if candidate.existing_code:
+        by_code = locate_code(sides, candidate.existing_code, hint)
+        if isinstance(by_code, Placement):
+            return by_code
+    by_lines = place_by_lines(sides, candidate.start_line, candidate.end_line)
+    if isinstance(by_lines, Placement):
+        return by_lines
+    return worse(by_code, by_lines)
+
+
+def worse(*misses: Outcome) -> DropReason:
+    """The reason to report for a candidate missed several ways: unchanged line if any said so."""
+    if DropReason.UNCHANGED_LINE in misses:
+        return DropReason.UNCHANGED_LINE
+    return DropReason.UNPLACED
