@@ -60,10 +60,9 @@ def normalize_severity(value: str) -> Severity | None:
 def normalize_path(named: str, reviewed: Collection[str]) -> str:
     """The repository path a model meant by `named`: backslashes, `./` and a diff's `a/`/`b/`
     prefix removed (the prefix only where the prefixed path is not itself reviewed)."""
-    path = named.strip().replace("\\", "/")
+    path = re.sub(r"/+", "/", named.strip().replace("\\", "/"))
     while path.startswith("./"):
         path = path[2:]
-    path = re.sub(r"/+", "/", path)
     if path not in reviewed and path.startswith(_DIFF_PREFIX) and path[2:] in reviewed:
         return path[2:]
     return path
