@@ -22,6 +22,7 @@ CATEGORY_ALIASES: dict[str, Category] = {
     "vulnerability": Category.SECURITY,
     "vuln": Category.SECURITY,
     "sec": Category.SECURITY,
+    "race": Category.CONCURRENCY,
     "race-condition": Category.CONCURRENCY,
     "thread-safety": Category.CONCURRENCY,
     "compat": Category.COMPATIBILITY,

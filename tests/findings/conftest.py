@@ -69,15 +69,15 @@ def last_item(items):
     return items[len(items)]
 '''
 
-WORKER_BASE = '''import threading
+WORKER_BASE = """import threading
 
 
 class Counter:
     def __init__(self):
         self.value = 0
-'''
+"""
 
-WORKER_NEW = '''import threading
+WORKER_NEW = """import threading
 
 
 class Counter:
@@ -88,7 +88,10 @@ class Counter:
     def increment(self):
         current = self.value
         self.value = current + 1
-'''
+"""
+
+SendTo = Callable[[str], Send]
+"""The `send_to` fixture: a Send through a provider pool for one protocol."""
 
 LINES = {
     # the real new-side lines of the defects in BILLING_NEW / WORKER_NEW
@@ -155,7 +158,7 @@ def protocol(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def send_to(wire: WireServer) -> Iterator[Callable[[str], Send]]:
+def send_to(wire: WireServer) -> Iterator[SendTo]:
     """`send_to(protocol)`: a Send through a provider pool on the wire server."""
     pools: list[ProviderPool] = []
 

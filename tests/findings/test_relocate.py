@@ -11,8 +11,7 @@ from reviewflow.findings import relocate_file
 from reviewflow.findings.models import DropReason
 from reviewflow.git.models import FileDiff
 from reviewflow.models import Candidate
-from reviewflow.review.records import Send
-from tests.findings.conftest import LINES
+from tests.findings.conftest import LINES, SendTo
 from tests.wire_server import HttpError, Text, WireServer
 
 Make = Callable[..., Candidate]
@@ -27,7 +26,7 @@ def test_unchanged_line_without_code_is_relocated(
     change: dict[str, FileDiff],
     candidate: Make,
     wire: WireServer,
-    send_to: Callable[[str], Send],
+    send_to: SendTo,
     protocol: str,
 ) -> None:
     wire.script(protocol, [Text(_answer(("c-0", DIVIDE)))])
@@ -51,7 +50,7 @@ def test_unchanged_line_without_code_is_relocated(
 
 
 def test_repository_data_only_in_the_user_message(
-    change: dict[str, FileDiff], candidate: Make, wire: WireServer, send_to: Callable[[str], Send]
+    change: dict[str, FileDiff], candidate: Make, wire: WireServer, send_to: SendTo
 ) -> None:
     wire.script("openai", [Text("[]")])
     relocate_file(
@@ -81,7 +80,7 @@ def test_wrappers_are_accepted(
     change: dict[str, FileDiff],
     candidate: Make,
     wire: WireServer,
-    send_to: Callable[[str], Send],
+    send_to: SendTo,
     answer: str,
 ) -> None:
     wire.script("anthropic", [Text(answer)])
@@ -90,7 +89,7 @@ def test_wrappers_are_accepted(
 
 
 def test_nothing_returned_drops_only_that_candidate(
-    change: dict[str, FileDiff], candidate: Make, wire: WireServer, send_to: Callable[[str], Send]
+    change: dict[str, FileDiff], candidate: Make, wire: WireServer, send_to: SendTo
 ) -> None:
     wire.script("gemini", [Text(_answer(("c-2", "        return None")) + "\n")])
     candidates = [
@@ -112,7 +111,7 @@ def test_nothing_returned_drops_only_that_candidate(
 
 
 def test_malformed_then_strict_retry(
-    change: dict[str, FileDiff], candidate: Make, wire: WireServer, send_to: Callable[[str], Send]
+    change: dict[str, FileDiff], candidate: Make, wire: WireServer, send_to: SendTo
 ) -> None:
     wire.script("openai", [Text("Sure! The code is on line 16."), Text(_answer(("c-0", DIVIDE)))])
     found = relocate_file(change["app/billing.py"], [candidate(start_line=2)], send_to("openai"))
@@ -127,14 +126,18 @@ def test_malformed_then_strict_retry(
 
 @pytest.mark.parametrize(
     "bad",
-    ['{"id": "c-0"}', '[{"id": "c-7", "existing_code": "x"}]', '[{"id": "c-0", "existing_code": 3}]'],
+    [
+        '{"id": "c-0"}',
+        '[{"id": "c-7", "existing_code": "x"}]',
+        '[{"id": "c-0", "existing_code": 3}]',
+    ],
     ids=["object", "unknown-id", "not-text"],
 )
 def test_malformed_twice_drops_and_marks_incomplete(
     change: dict[str, FileDiff],
     candidate: Make,
     wire: WireServer,
-    send_to: Callable[[str], Send],
+    send_to: SendTo,
     bad: str,
 ) -> None:
     wire.script("anthropic", [Text(bad), Text(bad)])
@@ -153,7 +156,7 @@ def test_malformed_twice_drops_and_marks_incomplete(
 
 
 def test_provider_failure_is_recorded_not_raised(
-    change: dict[str, FileDiff], candidate: Make, wire: WireServer, send_to: Callable[[str], Send]
+    change: dict[str, FileDiff], candidate: Make, wire: WireServer, send_to: SendTo
 ) -> None:
     wire.script("gemini", [HttpError(401)])
     found = relocate_file(change["app/billing.py"], [candidate(start_line=2)], send_to("gemini"))
