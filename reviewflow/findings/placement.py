@@ -140,12 +140,13 @@ def place_by_lines(sides: Sequence[Side], start: int | None, end: int | None) ->
 
 
 def place(sides: Sequence[Side], candidate: Candidate) -> Outcome:
-    """Steps 1-2 of validation: the candidate's code, else its line range."""
+    """Steps 1-2 of validation: the candidate's code, else its line range. Code found only on
+    unchanged lines is not moved to the added lines its line range happens to touch."""
     hint = candidate.start_line if candidate.start_line is not None else candidate.end_line
     by_code: Outcome = DropReason.UNPLACED
     if candidate.existing_code:
         by_code = locate_code(sides, candidate.existing_code, hint)
-        if isinstance(by_code, Placement):
+        if isinstance(by_code, Placement) or by_code is DropReason.UNCHANGED_LINE:
             return by_code
     by_lines = place_by_lines(sides, candidate.start_line, candidate.end_line)
     if isinstance(by_lines, Placement):

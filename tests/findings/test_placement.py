@@ -57,6 +57,18 @@ def test_code_only_on_context_lines_is_an_unchanged_line(change: dict[str, FileD
     assert locate_code(sides, "\n  \n", 10) is DropReason.UNPLACED
 
 
+def test_code_on_unchanged_lines_is_not_moved_by_its_line_range(
+    change: dict[str, FileDiff], candidate: Make
+) -> None:
+    sides = new_sides(change["app/worker.py"])
+    quoted = candidate(existing_code="        self.value = 0", start_line=6, end_line=8)
+    assert place(sides, quoted) is DropReason.UNCHANGED_LINE
+    paraphrased = candidate(existing_code="self.value = 0  # reset", start_line=6, end_line=8)
+    assert place(sides, paraphrased) == Placement(
+        6, 8, "        self.value = 0\n        self.lock = threading.Lock()\n", "lines"
+    )
+
+
 def test_a_window_may_start_on_context_if_it_reaches_an_added_line(
     change: dict[str, FileDiff],
 ) -> None:
