@@ -142,16 +142,20 @@ def place_by_lines(sides: Sequence[Side], start: int | None, end: int | None) ->
 def place(sides: Sequence[Side], candidate: Candidate) -> Outcome:
     """Steps 1-2 of validation: the candidate's code, else its line range. Code found only on
     unchanged lines is not moved to the added lines its line range happens to touch."""
-    hint = candidate.start_line if candidate.start_line is not None else candidate.end_line
     by_code: Outcome = DropReason.UNPLACED
     if candidate.existing_code:
-        by_code = locate_code(sides, candidate.existing_code, hint)
+        by_code = locate_code(sides, candidate.existing_code, hint(candidate))
         if isinstance(by_code, Placement) or by_code is DropReason.UNCHANGED_LINE:
             return by_code
     by_lines = place_by_lines(sides, candidate.start_line, candidate.end_line)
     if isinstance(by_lines, Placement):
         return by_lines
     return worse(by_code, by_lines)
+
+
+def hint(candidate: Candidate) -> int | None:
+    """The line the model pointed at: where to prefer an occurrence of repeated code."""
+    return candidate.start_line if candidate.start_line is not None else candidate.end_line
 
 
 def worse(*misses: Outcome) -> DropReason:

@@ -6,12 +6,21 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reviewflow.findings.answers import PROMPTS, AnswerError, Question, ask, parse_array, text_field
+from reviewflow.findings.answers import (
+    PROMPTS,
+    AnswerError,
+    Asked,
+    Question,
+    ask,
+    parse_array,
+    text_field,
+)
 from reviewflow.findings.models import Dropped, DropReason, FileFindings, PlacedCandidate
 from reviewflow.findings.normalize import Problem, check_fields, dropped, normalize_path
 from reviewflow.findings.placement import (
     Placement,
     Side,
+    hint,
     locate_code,
     new_sides,
     place,
@@ -60,23 +69,34 @@ def relocate_file(file: FileDiff, candidates: Sequence[Candidate], send: Send) -
             placed.append(_placed(cid, candidate, outcome))
         else:
             pending[cid] = (candidate, outcome)
-    result = FileFindings(path=file.path, changed_lines=tuple(sorted(file.changed_lines)))
-    if pending and result.changed_lines:
-        result = _relocate(file, sides, pending, placed, send)
+    changed = tuple(sorted(file.changed_lines))
+    asked: Asked[dict[str, str]] = Asked(None, ())
+    if pending and changed:
+        asked, more, missed = _relocate(file, sides, pending, send)
+        placed += more
+        drops += missed
     else:
         drops += [_miss(file.path, c, miss, "no added lines") for c, miss in pending.values()]
     placed.sort(key=lambda p: int(p.id[2:]))
-    return result.model_copy(update={"placed": tuple(placed), "dropped": (*drops, *result.dropped)})
+    return FileFindings(
+        path=file.path,
+        complete=not asked.warnings,
+        warnings=asked.warnings,
+        records=asked.records,
+        placed=tuple(placed),
+        dropped=tuple(drops),
+        changed_lines=changed,
+    )
 
 
 def _relocate(
     file: FileDiff,
     sides: Sequence[Side],
     pending: Mapping[str, tuple[Candidate, DropReason]],
-    placed: list[PlacedCandidate],
     send: Send,
-) -> FileFindings:
-    """Step 3: one tool-free Relocation request; adds what it places to `placed`."""
+) -> tuple[Asked[dict[str, str]], list[PlacedCandidate], list[Dropped]]:
+    """Step 3: one tool-free Relocation request for the pending candidates, its answer placed
+    by the same lookup as the candidates' own code."""
     question = Question(
         stage="relocate",
         path=file.path,
@@ -94,23 +114,17 @@ def _relocate(
     )
     asked = ask(question, lambda text: _parse_relocation(text, pending), send)
     found = asked.value or {}
+    placed: list[PlacedCandidate] = []
     drops: list[Dropped] = []
     for cid, (candidate, miss) in pending.items():
-        hint = candidate.start_line if candidate.start_line is not None else candidate.end_line
-        outcome = locate_code(sides, found[cid], hint, "relocation") if cid in found else miss
+        code = found.get(cid)
+        outcome = miss if code is None else locate_code(sides, code, hint(candidate), "relocation")
         if isinstance(outcome, Placement):
             placed.append(_placed(cid, candidate, outcome))
             continue
         why = "relocation failed" if asked.value is None else "relocation did not place it"
         drops.append(_miss(file.path, candidate, worse(miss, outcome), why))
-    return FileFindings(
-        path=file.path,
-        complete=not asked.warnings,
-        warnings=asked.warnings,
-        records=asked.records,
-        dropped=tuple(drops),
-        changed_lines=tuple(sorted(file.changed_lines)),
-    )
+    return asked, placed, drops
 
 
 def _miss(path: str, candidate: Candidate, reason: DropReason, why: str) -> Dropped:
