@@ -74,7 +74,7 @@ def _code_lines(code: str) -> list[str]:
 def _windows(
     side: Side, target: list[str], norm: Callable[[str], str], skip_blank: bool
 ) -> Iterator[Side]:
-    """Every run of `side` whose (normalized) lines equal `target`, as DiffLine windows."""
+    """Every run of `side` whose (normalized) lines equal `target`, blank lines kept inside."""
     rows = [line for line in side if not (skip_blank and not line.text.strip())]
     texts = [norm(line.text) for line in rows]
     size = len(target)
