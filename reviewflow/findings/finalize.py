@@ -27,12 +27,14 @@ class Finalized(BaseModel):
     complete: bool = True
 
 
-def fingerprint(path: str, code: str, category: Category) -> str:
+def fingerprint(path: str, code: str, category: Category, occurrence: int = 0) -> str:
     """Stable identity of a finding: path, whitespace-normalized code and category (no line
-    numbers, none of the model's wording)."""
+    numbers, none of the model's wording); `occurrence` tells repeats of the same code apart."""
     lines = (" ".join(line.split()) for line in code.splitlines())
     normalized = "\n".join(line for line in lines if line)
-    return hashlib.sha256(f"{path}\0{normalized}\0{category.value}".encode()).hexdigest()
+    repeat = f"\0{occurrence}" if occurrence else ""
+    text = f"{path}\0{normalized}\0{category.value}{repeat}"
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def finalize(
@@ -71,10 +73,10 @@ def _validate(file: FileFindings, placed: PlacedCandidate, threshold: float) -> 
     if fields.confidence < threshold:
         detail = f"confidence {fields.confidence:g} < review.confidence_threshold {threshold:g}"
         return dropped(file.path, candidate, DropReason.BELOW_THRESHOLD, detail)
-    print_ = fingerprint(file.path, placed.existing_code, fields.category)
+    digest = fingerprint(file.path, placed.existing_code, fields.category, placed.occurrence)
     return Finding(
-        id=f"F{print_[:12]}",
-        fingerprint=print_,
+        id=f"F{digest[:12]}",
+        fingerprint=digest,
         severity=fields.severity,
         category=fields.category,
         rule_id=(candidate.rule_id or "").strip() or None,

@@ -36,6 +36,7 @@ class PlacedCandidate(BaseModel):
     end_line: int
     existing_code: str
     placed_by: str  # "exact" | "whitespace" | "lines" | "relocation"
+    occurrence: int = 0  # earlier runs of the same code in the file's new side
 
 
 class Finding(BaseModel):

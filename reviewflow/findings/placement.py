@@ -123,6 +123,16 @@ def locate_code(
     return DropReason.UNCHANGED_LINE if seen_unchanged else DropReason.UNPLACED
 
 
+def occurrence(sides: Sequence[Side], code: str, end_line: int) -> int:
+    """How many runs of the new side hold the same code (whitespace ignored) and end before
+    `end_line`: tells repeated code apart without line numbers."""
+    target = [_squashed(line) for line in _code_lines(code) if line.strip()]
+    if not target:
+        return 0
+    windows = (w for side in sides for w in _windows(side, target, _squashed, True))
+    return sum(1 for window in windows if window[-1].no < end_line)
+
+
 def place_by_lines(sides: Sequence[Side], start: int | None, end: int | None) -> Outcome:
     """The supplied range, cut to the first hunk in which it overlaps an added line."""
     first = start if start is not None else end

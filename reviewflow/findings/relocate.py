@@ -23,6 +23,7 @@ from reviewflow.findings.placement import (
     hint,
     locate_code,
     new_sides,
+    occurrence,
     place,
     worse,
 )
@@ -66,7 +67,7 @@ def relocate_file(file: FileDiff, candidates: Sequence[Candidate], send: Send) -
             continue
         outcome = place(sides, candidate)
         if isinstance(outcome, Placement):
-            placed.append(_placed(cid, candidate, outcome))
+            placed.append(_placed(cid, candidate, outcome, sides))
         else:
             pending[cid] = (candidate, outcome)
     changed = tuple(sorted(file.changed_lines))
@@ -120,7 +121,7 @@ def _relocate(
         code = found.get(cid)
         outcome = miss if code is None else locate_code(sides, code, hint(candidate), "relocation")
         if isinstance(outcome, Placement):
-            placed.append(_placed(cid, candidate, outcome))
+            placed.append(_placed(cid, candidate, outcome, sides))
             continue
         why = "relocation failed" if asked.value is None else "relocation did not place it"
         drops.append(_miss(file.path, candidate, worse(miss, outcome), why))
@@ -132,7 +133,9 @@ def _miss(path: str, candidate: Candidate, reason: DropReason, why: str) -> Drop
     return dropped(path, candidate, reason, f"{where} in the change; {why}")
 
 
-def _placed(cid: str, candidate: Candidate, placement: Placement) -> PlacedCandidate:
+def _placed(
+    cid: str, candidate: Candidate, placement: Placement, sides: Sequence[Side]
+) -> PlacedCandidate:
     return PlacedCandidate(
         id=cid,
         candidate=candidate,
@@ -140,6 +143,7 @@ def _placed(cid: str, candidate: Candidate, placement: Placement) -> PlacedCandi
         end_line=placement.end_line,
         existing_code=placement.existing_code,
         placed_by=placement.placed_by,
+        occurrence=occurrence(sides, placement.existing_code, placement.end_line),
     )
 
 

@@ -90,12 +90,35 @@ def test_fingerprint_is_stable_when_lines_shift(tmp_path: Path, candidate: Make)
     assert a.fingerprint == b.fingerprint and a.id == b.id
 
 
+def test_repeated_code_in_two_places_is_two_findings(
+    change: dict[str, FileDiff], candidate: Make
+) -> None:
+    guard = "    if not items:\n        return None"
+    candidates = [
+        candidate(existing_code=guard, start_line=30, title="first_item"),
+        candidate(existing_code=guard, start_line=37, title="last_item"),
+        candidate(existing_code=guard, start_line=36, title="last_item again"),
+    ]
+    final = _final(change, candidates)
+    assert [(f.start_line, f.title) for f in final.findings] == [
+        (31, "first_item"),
+        (37, "last_item"),
+    ]
+    assert final.findings[0].fingerprint == fingerprint(
+        "app/billing.py", guard, Category.CORRECTNESS
+    )
+    assert [(d.title, d.duplicate_of) for d in final.dropped] == [
+        ("last_item again", final.findings[1].id)
+    ]
+
+
 def test_fingerprint_depends_on_path_code_and_category() -> None:
     base = fingerprint("a.py", "x = 1\n", Category.CORRECTNESS)
     assert base == fingerprint("a.py", "  x   =  1 \n\n", Category.CORRECTNESS)
     assert base != fingerprint("b.py", "x = 1", Category.CORRECTNESS)
     assert base != fingerprint("a.py", "x = 2", Category.CORRECTNESS)
     assert base != fingerprint("a.py", "x = 1", Category.SECURITY)
+    assert base != fingerprint("a.py", "x = 1", Category.CORRECTNESS, occurrence=1)
 
 
 def test_revalidation_refuses_unchanged_lines_and_bad_fields(candidate: Make) -> None:
