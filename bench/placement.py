@@ -3,8 +3,9 @@
 Deterministic placement only (no model: the Relocation request is refused, so what placement
 cannot place is dropped). Candidates carry the defect's code with line numbers shifted by
 ±1..±20; whitespace variants re-indent, squeeze or pad the code; duplicates repeat a defect
-with another shift; lines-only candidates have no code (step 2 alone, for comparison); ghost
-paths name files outside the change; context candidates quote unchanged code.
+with another shift; diff quotes keep the `+` markers; expressions quote part of one line;
+lines-only candidates have no code (step 2 alone, for comparison); ghost paths name files
+outside the change; context candidates quote unchanged code.
 
 Targets: 100% of exact-code candidates on the right lines, >= 95% of whitespace variants,
 none ever placed on an unchanged line or outside the change.
@@ -186,7 +187,7 @@ def _candidate(title: str, path: str, code: str, line: int, span: int) -> Candid
 def noisy_candidates(
     files: dict[str, FileDiff], truths: list[Truth], rng: random.Random
 ) -> tuple[list[Candidate], dict[str, Truth | None]]:
-    """Exact, whitespace and duplicate candidates per defect; ghost-path and context ones."""
+    """Noisy candidates of every kind per defect; ghost-path and context ones."""
     out: list[Candidate] = []
     expected: dict[str, Truth | None] = {}
 
@@ -204,6 +205,11 @@ def noisy_candidates(
         )
         line = t.start + _shift(rng)
         add(t, _candidate(f"lines-only:{k}", t.path, "", line, span))
+        quoted = "\n".join("+" + ln for ln in t.code.split("\n"))
+        add(t, _candidate(f"diff-quote:{k}", t.path, quoted, t.start + _shift(rng), span))
+        if span == 0:
+            part = t.code.strip().removeprefix("return ").split(" = ", 1)[-1]
+            add(t, _candidate(f"expression:{k}", t.path, part, t.start + _shift(rng), 0))
         if rng.random() < 0.4:
             add(
                 t,
@@ -266,7 +272,8 @@ def main() -> None:
     duplicates = sum(1 for d in final.dropped if d.reason == "duplicate")
     print(f"defect lines: {len(truths)} in {len(files)} files; candidates: {len(candidates)}")
     print(f"{'kind':<11} {'total':>5} {'right':>6} {'misplaced':>9} {'dropped':>7}")
-    for kind in ("exact", "whitespace", "duplicate", "lines-only", "ghost", "context"):
+    kinds = ("exact", "whitespace", "diff-quote", "expression", "duplicate", "lines-only")
+    for kind in (*kinds, "ghost", "context"):
         counts = [tally[kind, what] for what in ("right", "misplaced", "dropped")]
         total = sum(counts)
         share = " ".join(f"{n:>4} ({100 * n / total:5.1f}%)" for n in counts)

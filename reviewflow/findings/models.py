@@ -35,7 +35,7 @@ class PlacedCandidate(BaseModel):
     start_line: int
     end_line: int
     existing_code: str
-    placed_by: str  # "exact" | "whitespace" | "lines" | "relocation"
+    placed_by: str  # "exact" | "whitespace" | "markers" | "partial" | "lines" | "relocation"
     occurrence: int = 0  # earlier runs of the same code in the file's new side
 
 

@@ -34,7 +34,7 @@ class Placement:
     start_line: int
     end_line: int
     existing_code: str
-    placed_by: str  # "exact" | "whitespace" | "lines" | "relocation"
+    placed_by: str  # "exact" | "whitespace" | "markers" | "partial" | "lines" | "relocation"
 
 
 Outcome = Placement | DropReason
@@ -103,14 +103,13 @@ def locate_code(
     sides: Sequence[Side], code: str, hint: int | None, placed_by: str | None = None
 ) -> Outcome:
     """Find `code` as contiguous new-side lines overlapping an added line: exactly (trailing
-    whitespace ignored), then with whitespace and blank lines ignored; nearest to `hint`."""
+    whitespace ignored), then with whitespace and blank lines ignored, then without the `+`
+    markers of a quoted diff, then (one line of code) as part of one line; nearest to `hint`."""
     lines = _code_lines(code)
     if not lines:
         return DropReason.UNPLACED
     seen_unchanged = False
-    passes = (("exact", _exact, False), ("whitespace", _squashed, True))
-    for name, norm, skip_blank in passes:
-        target = [norm(line) for line in lines if not (skip_blank and not line.strip())]
+    for name, target, norm, skip_blank in _passes(lines):
         hits: list[Side] = []
         for side in sides:
             for window in _windows(side, target, norm, skip_blank):
@@ -120,7 +119,51 @@ def locate_code(
                     seen_unchanged = True
         if hits:
             return _placement(_nearest(hits, hint), placed_by or name)
-    return DropReason.UNCHANGED_LINE if seen_unchanged else DropReason.UNPLACED
+    partial = _partial(sides, lines)
+    if partial:
+        return _placement(_nearest([(line,) for line in partial], hint), placed_by or "partial")
+    if seen_unchanged or partial == []:
+        return DropReason.UNCHANGED_LINE
+    return DropReason.UNPLACED
+
+
+_Pass = tuple[str, list[str], Callable[[str], str], bool]
+
+
+def _passes(lines: list[str]) -> Iterator[_Pass]:
+    yield "exact", [_exact(line) for line in lines], _exact, False
+    squashed = [_squashed(line) for line in lines if line.strip()]
+    yield "whitespace", squashed, _squashed, True
+    unmarked = _unmarked(lines)
+    if unmarked:
+        yield "markers", unmarked, _squashed, True
+
+
+def _unmarked(lines: list[str]) -> list[str] | None:
+    """The code of a quoted diff (every line marked `+`, `-` or ` `, one at least `+`), without
+    its markers and deleted lines; None for anything else."""
+    marked = [line for line in lines if line.strip()]
+    if not any(line.startswith("+") for line in marked):
+        return None
+    if not all(line[:1] in ("+", "-", " ") for line in marked):
+        return None
+    return [_squashed(line[1:]) for line in marked if not line.startswith("-") and line[1:].strip()]
+
+
+MIN_PARTIAL = 10
+"""Characters (whitespace aside) a one-line quote needs before it is looked up inside lines."""
+
+
+def _partial(sides: Sequence[Side], lines: list[str]) -> list[NewLine] | None:
+    """Added lines holding a one-line quote; [] if none but only unchanged ones do; None if
+    no line holds it (or the quote is too short or not one line)."""
+    needle = _squashed(lines[0]) if len(lines) == 1 else ""
+    if len(needle.replace(" ", "")) < MIN_PARTIAL:
+        return None
+    holding = [line for side in sides for line in side if needle in _squashed(line.text)]
+    if not holding:
+        return None
+    return [line for line in holding if line.added]
 
 
 def occurrence(sides: Sequence[Side], code: str, end_line: int) -> int:

@@ -48,6 +48,25 @@ def test_the_occurrence_nearest_the_hint_wins(change: dict[str, FileDiff]) -> No
     assert locate_code(sides, code, hint=None) == Placement(31, 32, code, "exact")
 
 
+def test_a_quoted_diff_is_found_without_its_markers(change: dict[str, FileDiff]) -> None:
+    sides = new_sides(change["app/worker.py"])
+    quoted = "     def increment(self):\n-        pass\n+        current = self.value\n"
+    assert locate_code(sides, quoted, None) == Placement(
+        9, 10, "    def increment(self):\n        current = self.value", "markers"
+    )
+
+
+def test_one_line_of_code_is_found_inside_a_line(change: dict[str, FileDiff]) -> None:
+    sides = new_sides(change["app/billing.py"])
+    expression = "total_price /  len(items)"
+    assert locate_code(sides, expression, 3) == Placement(
+        16, 16, "    return total_price / len(items)", "partial"
+    )
+    assert locate_code(sides, "items[0]", 3) is DropReason.UNPLACED  # too short to trust
+    assert locate_code(sides, "amount * percent / 100", 3) is DropReason.UNCHANGED_LINE
+    assert locate_code(sides, "len(items)\nx = 1", 3) is DropReason.UNPLACED
+
+
 def test_code_only_on_context_lines_is_an_unchanged_line(change: dict[str, FileDiff]) -> None:
     sides = new_sides(change["app/billing.py"])
     assert locate_code(sides, "def apply_discount(amount, percent):", 10) is (
