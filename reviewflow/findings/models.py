@@ -35,7 +35,8 @@ class PlacedCandidate(BaseModel):
     start_line: int
     end_line: int
     existing_code: str
-    placed_by: str  # "exact" | "whitespace" | "lines" | "relocation"
+    placed_by: str  # "exact" | "whitespace" | "markers" | "partial" | "lines" | "relocation"
+    occurrence: int = 0  # earlier runs of the same code in the file's new side
 
 
 class Finding(BaseModel):
@@ -72,7 +73,11 @@ class Dropped(BaseModel):
 
 
 class FileFindings(StageResult):
-    """One file after relocation and the review filter: placed candidates and drops so far."""
+    """One file after relocation and the review filter: placed candidates and drops so far.
+
+    `changed_lines` are the file's added (new-side) lines, so finalize can revalidate.
+    """
 
     placed: tuple[PlacedCandidate, ...] = ()
     dropped: tuple[Dropped, ...] = ()
+    changed_lines: tuple[int, ...] = ()

@@ -1,0 +1,218 @@
+"""Deterministic placement: where in a file's changed hunks a candidate's code really is.
+
+Only the new side of the diff counts (context and added lines), and a placement must overlap
+at least one added line: a finding on context lines alone is on an unchanged line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from reviewflow.findings.models import DropReason
+from reviewflow.git.models import DiffLine, FileDiff
+from reviewflow.models import Candidate
+
+
+@dataclass(frozen=True, slots=True)
+class NewLine:
+    """One new-side line of a hunk: its number, text, and whether the change added it."""
+
+    no: int
+    text: str
+    added: bool
+
+
+Side = tuple[NewLine, ...]
+"""The new-side lines of one hunk (context and added), in order."""
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Real new-side lines of a changed hunk, the code on them, and how they were found."""
+
+    start_line: int
+    end_line: int
+    existing_code: str
+    placed_by: str  # "exact" | "whitespace" | "markers" | "partial" | "lines" | "relocation"
+
+
+Outcome = Placement | DropReason
+"""A placement, or why there is none (UNCHANGED_LINE: found, but only on unchanged lines)."""
+
+
+def new_sides(file: FileDiff) -> tuple[Side, ...]:
+    """The new side of each hunk of `file`."""
+    return tuple(_side(hunk.lines) for hunk in file.hunks)
+
+
+def _side(lines: Sequence[DiffLine]) -> Side:
+    return tuple(
+        NewLine(line.new_no, line.text.rstrip("\r"), line.kind == "add")
+        for line in lines
+        if line.new_no is not None
+    )
+
+
+def _exact(text: str) -> str:
+    return text.rstrip()
+
+
+def _squashed(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _code_lines(code: str) -> list[str]:
+    lines = [line.rstrip() for line in code.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines
+
+
+def _windows(
+    side: Side, target: list[str], norm: Callable[[str], str], skip_blank: bool
+) -> Iterator[Side]:
+    """Every run of `side` whose (normalized) lines equal `target`, blank lines kept inside."""
+    rows = [line for line in side if not (skip_blank and not line.text.strip())]
+    texts = [norm(line.text) for line in rows]
+    size = len(target)
+    for i in range(len(texts) - size + 1):
+        if texts[i] == target[0] and texts[i : i + size] == target:
+            first, last = rows[i], rows[i + size - 1]
+            yield tuple(ln for ln in side if first.no <= ln.no <= last.no)
+
+
+def _nearest(windows: Sequence[Side], hint: int | None) -> Side:
+    if hint is None:
+        return windows[0]
+    return min(windows, key=lambda w: abs(w[0].no - hint))
+
+
+def _placement(window: Side, placed_by: str) -> Placement:
+    return Placement(
+        start_line=window[0].no,
+        end_line=window[-1].no,
+        existing_code="\n".join(line.text for line in window),
+        placed_by=placed_by,
+    )
+
+
+def locate_code(
+    sides: Sequence[Side], code: str, hint: int | None, placed_by: str | None = None
+) -> Outcome:
+    """Find `code` as contiguous new-side lines overlapping an added line: exactly (trailing
+    whitespace ignored), then with whitespace and blank lines ignored, then without the `+`
+    markers of a quoted diff, then (one line of code) as part of one line; nearest to `hint`."""
+    lines = _code_lines(code)
+    if not lines:
+        return DropReason.UNPLACED
+    seen_unchanged = False
+    for name, target, norm, skip_blank in _passes(lines):
+        hits: list[Side] = []
+        for side in sides:
+            for window in _windows(side, target, norm, skip_blank):
+                if any(line.added for line in window):
+                    hits.append(window)
+                else:
+                    seen_unchanged = True
+        if hits:
+            return _placement(_nearest(hits, hint), placed_by or name)
+    partial = _partial(sides, lines)
+    if partial:
+        return _placement(_nearest([(line,) for line in partial], hint), placed_by or "partial")
+    if seen_unchanged or partial == []:
+        return DropReason.UNCHANGED_LINE
+    return DropReason.UNPLACED
+
+
+_Pass = tuple[str, list[str], Callable[[str], str], bool]
+
+
+def _passes(lines: list[str]) -> Iterator[_Pass]:
+    yield "exact", [_exact(line) for line in lines], _exact, False
+    squashed = [_squashed(line) for line in lines if line.strip()]
+    yield "whitespace", squashed, _squashed, True
+    unmarked = _unmarked(lines)
+    if unmarked:
+        yield "markers", unmarked, _squashed, True
+
+
+def _unmarked(lines: list[str]) -> list[str] | None:
+    """The code of a quoted diff (every line marked `+`, `-` or ` `, one at least `+`), without
+    its markers and deleted lines; None for anything else."""
+    marked = [line for line in lines if line.strip()]
+    if not any(line.startswith("+") for line in marked):
+        return None
+    if not all(line[:1] in ("+", "-", " ") for line in marked):
+        return None
+    return [_squashed(line[1:]) for line in marked if not line.startswith("-") and line[1:].strip()]
+
+
+MIN_PARTIAL = 10
+"""Characters (whitespace aside) a one-line quote needs before it is looked up inside lines."""
+
+
+def _partial(sides: Sequence[Side], lines: list[str]) -> list[NewLine] | None:
+    """Added lines holding a one-line quote; [] if none but only unchanged ones do; None if
+    no line holds it (or the quote is too short or not one line)."""
+    needle = _squashed(lines[0]) if len(lines) == 1 else ""
+    if len(needle.replace(" ", "")) < MIN_PARTIAL:
+        return None
+    holding = [line for side in sides for line in side if needle in _squashed(line.text)]
+    if not holding:
+        return None
+    return [line for line in holding if line.added]
+
+
+def occurrence(sides: Sequence[Side], code: str, end_line: int) -> int:
+    """How many runs of the new side hold the same code (whitespace ignored) and end before
+    `end_line`: tells repeated code apart without line numbers."""
+    target = [_squashed(line) for line in _code_lines(code) if line.strip()]
+    if not target:
+        return 0
+    windows = (w for side in sides for w in _windows(side, target, _squashed, True))
+    return sum(1 for window in windows if window[-1].no < end_line)
+
+
+def place_by_lines(sides: Sequence[Side], start: int | None, end: int | None) -> Outcome:
+    """The supplied range, cut to the first hunk in which it overlaps an added line."""
+    first = start if start is not None else end
+    last = end if end is not None else start
+    if first is None or last is None:
+        return DropReason.UNPLACED
+    low, high = min(first, last), max(first, last)
+    if low < 1:
+        return DropReason.UNPLACED
+    for side in sides:
+        if any(line.added and low <= line.no <= high for line in side):
+            window = tuple(line for line in side if low <= line.no <= high)
+            return _placement(window, "lines")
+    return DropReason.UNCHANGED_LINE
+
+
+def place(sides: Sequence[Side], candidate: Candidate) -> Outcome:
+    """Steps 1-2 of validation: the candidate's code, else its line range. Code found only on
+    unchanged lines is not moved to the added lines its line range happens to touch."""
+    by_code: Outcome = DropReason.UNPLACED
+    if candidate.existing_code:
+        by_code = locate_code(sides, candidate.existing_code, hint(candidate))
+        if isinstance(by_code, Placement) or by_code is DropReason.UNCHANGED_LINE:
+            return by_code
+    by_lines = place_by_lines(sides, candidate.start_line, candidate.end_line)
+    if isinstance(by_lines, Placement):
+        return by_lines
+    return worse(by_code, by_lines)
+
+
+def hint(candidate: Candidate) -> int | None:
+    """The line the model pointed at: where to prefer an occurrence of repeated code."""
+    return candidate.start_line if candidate.start_line is not None else candidate.end_line
+
+
+def worse(*misses: Outcome) -> DropReason:
+    """The reason to report for a candidate missed several ways: unchanged line if any said so."""
+    if DropReason.UNCHANGED_LINE in misses:
+        return DropReason.UNCHANGED_LINE
+    return DropReason.UNPLACED
