@@ -11,6 +11,7 @@ if __name__ == "__main__":  # hand over to the CLI before paying for the Prefect
 
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from typing import Any
 
 from prefect import flow
 from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
@@ -28,7 +29,7 @@ from reviewflow.report.location import review_id
 from reviewflow.report.outcome import ReviewOutcome
 from reviewflow.report.progress import ProgressDisplay
 from reviewflow.request import ReviewRequest
-from reviewflow.review.engine import Snapshot
+from reviewflow.review.jobs import snapshot_of
 from reviewflow.review.records import RequestRecord, total_usage
 from reviewflow.select.reviewed import ReviewedFiles
 from reviewflow.select.scope import Scope
@@ -66,11 +67,10 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
     change = collect_diff(request, config.review.context_lines)
     scope = select_files(change, request)
     jobs = chunk_files(scope, config.review, config.output.language)
-    snapshot = Snapshot(repo_root=str(change.repo_root), ref=change.snapshot_ref)
     reviewed = ReviewedFiles.of([item.file for item in scope.selection.kept])
     stages = run_model_stages(
         jobs,
-        snapshot,
+        snapshot_of(scope),
         identify_snapshot(change),
         reviewed,
         config,
@@ -83,7 +83,7 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
     localized = localize_findings.with_options(**stages.options)(
         list(finalized.findings), config.output.language, handle
     )
-    complete = stages.complete and localized.complete
+    complete = stages.complete and finalized.complete and localized.complete
     outcome = ReviewOutcome(
         review_id=review_id(started, change.diff_sha256[:8]),
         status="complete" if complete else "incomplete",
@@ -135,7 +135,7 @@ def run_review(request: ReviewRequest, config: Config, scope: Scope, env: Mappin
     progress = ProgressDisplay(
         sys.stderr, env, len(scope.selection.kept), enabled=config.output.progress
     )
-    runner = ThreadPoolTaskRunner(max_workers=config.review.concurrency)
+    runner: Any = ThreadPoolTaskRunner(max_workers=config.review.concurrency)
     try:
         with ProviderPool.from_config(config, observer=progress.request_done) as pool:
             _PROGRESS[pool.id] = progress

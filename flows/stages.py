@@ -15,7 +15,8 @@ from reviewflow.config import Config
 from reviewflow.findings.models import FileFindings
 from reviewflow.models import ReviewWarning
 from reviewflow.providers.pool import ProviderHandle
-from reviewflow.review.engine import FileJob, Snapshot
+from reviewflow.review.jobs import FileJob
+from reviewflow.review.reader import Snapshot
 from reviewflow.review.records import ChunkResult, PlanResult, RequestRecord, StageResult
 from reviewflow.select.reviewed import ReviewedFiles
 from tasks.caching import stage_options
@@ -30,9 +31,9 @@ class ModelStages:
     """The model stages' results for every file, and what they add up to."""
 
     files: list[FileFindings]
-    records: tuple[RequestRecord, ...]
-    warnings: tuple[ReviewWarning, ...]
-    complete: bool
+    records: tuple[RequestRecord, ...]  # of every model stage so far
+    warnings: tuple[ReviewWarning, ...]  # of plans and tool loops
+    complete: bool  # plans and tool loops
     chunks: int
     tool_calls: int
     options: dict[str, Any]
@@ -58,14 +59,15 @@ def run_model_stages(
     filter_task = review_filter.with_options(**options)
     loops: list[PrefectFuture[ChunkResult]] = []
     filtered: list[PrefectFuture[list[FileFindings]]] = []
-    for job, planned in zip(jobs, plans, strict=True):
-        mine = [
+    for job, future in zip(jobs, plans, strict=True):
+        planned: Any = future  # a future stands for its result: the file's chain waits on it
+        mine: list[Any] = [
             loop_task.submit(job, index, planned, snapshot, snapshot_id, config.review, handle)
             for index in range(len(job.chunks))
         ]
-        placed = relocate_task.submit(mine, reviewed, handle)
+        placed: Any = relocate_task.submit(mine, reviewed, handle)
         done = filter_task.submit(placed, reviewed, handle)
-        done.add_done_callback(lambda _future, path=job.path: on_file_done(path))
+        done.add_done_callback(_notify(on_file_done, job.path))
         loops += mine
         filtered.append(done)
     plan_results: list[PlanResult] = [future.result() for future in plans]
@@ -74,18 +76,22 @@ def run_model_stages(
     return _summarize(plan_results, chunk_results, files, options)
 
 
+def _notify(callback: Callable[[str], None], path: str) -> Callable[[Any], None]:
+    return lambda _future: callback(path)
+
+
 def _summarize(
     plans: list[PlanResult],
     chunks: list[ChunkResult],
     files: list[FileFindings],
     options: dict[str, Any],
 ) -> ModelStages:
-    results: list[StageResult] = [*plans, *chunks, *files]
+    engine: list[StageResult] = [*plans, *chunks]  # the files' own go through `finalize`
     return ModelStages(
         files=files,
-        records=tuple(record for result in results for record in result.records),
-        warnings=tuple(warning for result in results for warning in result.warnings),
-        complete=all(result.complete for result in results),
+        records=tuple(record for result in [*engine, *files] for record in result.records),
+        warnings=tuple(warning for result in engine for warning in result.warnings),
+        complete=all(result.complete for result in engine),
         chunks=len(chunks),
         tool_calls=sum(chunk.tool_calls for chunk in chunks),
         options=options,

@@ -6,7 +6,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from reviewflow.config import ReviewSettings
-from reviewflow.review.engine import FileJob, file_jobs
+from reviewflow.review.jobs import FileJob, file_jobs
 from reviewflow.select.scope import Scope
 
 

@@ -6,7 +6,9 @@ from prefect import task
 
 from reviewflow.config import ReviewSettings
 from reviewflow.providers.pool import ProviderHandle
-from reviewflow.review.engine import FileJob, Snapshot, review_chunk
+from reviewflow.review.jobs import FileJob
+from reviewflow.review.loop import review_chunk
+from reviewflow.review.reader import Snapshot
 from reviewflow.review.records import ChunkResult, PlanResult
 from tasks.caching import stage_cache_key
 from tasks.llm import sender

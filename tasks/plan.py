@@ -5,7 +5,8 @@ from __future__ import annotations
 from prefect import task
 
 from reviewflow.providers.pool import ProviderHandle
-from reviewflow.review.engine import FileJob, plan_file
+from reviewflow.review.jobs import FileJob
+from reviewflow.review.plan import plan_file
 from reviewflow.review.records import PlanResult
 from tasks.caching import stage_cache_key
 from tasks.llm import sender

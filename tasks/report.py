@@ -29,12 +29,14 @@ def write_review_reports(
     )
     outcome = outcome.model_copy(update={"review_id": review_id})
     written = write_reports(outcome, output, directory)
-    key = artifact_key(outcome.metadata.repository, outcome.metadata.mode)
+    repository, mode = outcome.metadata.repository, outcome.metadata.mode
     create_markdown_artifact(
-        key=key, markdown=summary_markdown(outcome), description="reviewflow review summary"
+        key=artifact_key(repository, mode),
+        markdown=summary_markdown(outcome),
+        description="reviewflow review summary",
     )
     create_table_artifact(
-        key=f"{key}-findings"[:100],
+        key=artifact_key(repository, f"{mode}-findings"),
         table=findings_table(outcome) or [{"severity": "", "location": "", "title": "no findings"}],
         description="reviewflow findings",
     )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from prefect import task
 
+from reviewflow.findings.filter import filter_file
 from reviewflow.findings.models import FileFindings
-from reviewflow.findings.review_filter import filter_file
 from reviewflow.providers.pool import ProviderHandle
 from reviewflow.select.reviewed import ReviewedFiles
 from tasks.caching import stage_cache_key

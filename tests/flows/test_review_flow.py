@@ -1,45 +1,68 @@
-"""The review flow runs the front-half stages as Prefect tasks."""
+"""The review flow runs every stage as a Prefect task run and publishes its artifacts."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from pathlib import Path
+from typing import Any
 
 import pytest
 
-from reviewflow.config import Config
-from reviewflow.request import ReviewRequest
+from flows.cli import main
+from reviewflow.report.artifacts import artifact_key
+from tests.flows.reviewer import ScriptedReviewer
+from tests.flows.test_review_e2e import SPLIT, _repo
 from tests.gitutil import GitRepo
+from tests.wire_server import TEST_KEY, WireServer
+
+STAGES = {
+    "collect_diff",
+    "select_files",
+    "chunk_files",
+    "identify_snapshot",
+    "plan",
+    "tool_loop",
+    "llm_request",
+    "relocate",
+    "review_filter",
+    "finalize",
+    "localize",
+    "report",
+}
+
+
+async def _recorded() -> tuple[set[str], list[Any]]:
+    from prefect.client.orchestration import get_client
+
+    async with get_client() as client:
+        runs = await client.read_task_runs()
+        artifacts = await client.read_artifacts()
+    return {run.name.rsplit("-", 1)[0] for run in runs}, artifacts
 
 
 @pytest.mark.usefixtures("prefect_harness")
-def test_review_flow_runs_collect_and_select_as_tasks(repo: GitRepo, rf_home: Path) -> None:
-    from prefect.client.orchestration import get_client
-
-    from flows.review import review
-
-    repo.write("app.py", "x = 1\n")
-    repo.commit("base")
-    repo.write("app.py", "x = 2\n")
-    repo.write("notes.txt", "hello\n")
-    state = review(
-        ReviewRequest.from_flags(str(repo.root), home=str(rf_home)), Config(), return_state=True
-    )
-    assert state.is_completed()
-    doc = state.result()
-    assert [f["path"] for f in doc["files"]] == ["app.py"]
-    assert doc["excluded_files"][0]["reason"] == "unsupported_ext"
-
-    async def task_names() -> set[str]:
-        async with get_client() as client:
-            runs = await client.read_task_runs()
-        return {run.name.rsplit("-", 1)[0] for run in runs}
+def test_every_stage_is_a_task_run_and_artifacts_are_published(
+    repo: GitRepo, wire: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wire.respond("openai", ScriptedReviewer({"app/settings.py": [SPLIT]}))
+    _repo(repo.root)
+    monkeypatch.setenv("REVIEWFLOW_MODEL_NAME", "test-model")
+    monkeypatch.setenv("REVIEWFLOW_MODEL_ENDPOINT", wire.base_url("openai"))
+    monkeypatch.setenv("REVIEWFLOW_MODEL_API_KEY", TEST_KEY)
+    assert main(["review", "--repo", str(repo.root), "--commit", "HEAD", "--no-cache"]) == 1
 
     names: set[str] = set()
-    for _ in range(50):  # task runs reach the API asynchronously
-        names = asyncio.run(task_names())
-        if {"collect_diff", "select_files"} <= names:
+    artifacts: list[Any] = []
+    key = artifact_key(str(repo.root), "commit")
+    table = artifact_key(str(repo.root), "commit-findings")
+    for _ in range(100):  # task runs reach the API asynchronously
+        names, artifacts = asyncio.run(_recorded())
+        if STAGES <= names and {key, table} <= {a.key for a in artifacts}:
             break
         time.sleep(0.1)
-    assert {"collect_diff", "select_files"} <= names
+    assert STAGES <= names
+    published = {a.key: a for a in artifacts if a.key in (key, table)}
+    assert set(published) == {key, table}
+    assert "Lines without" in str(published[key].data)
+    for artifact in artifacts:
+        assert TEST_KEY not in str(artifact.data)

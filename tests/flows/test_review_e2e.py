@@ -1,0 +1,180 @@
+"""Whole reviews through the CLI, each official SDK and the wire server, on a real repository.
+
+One Prefect test API serves them all (`prefect_harness`); the model is `ScriptedReviewer`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from flows.cli import main
+from reviewflow.report.outcome import report_schema
+from tests.flows.reviewer import ScriptedReviewer
+from tests.gitutil import GitRepo
+from tests.wire_server import PROTOCOLS, TEST_KEY, HttpError, WireServer
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+BASE = '''"""Settings."""
+
+
+def load(path):
+    return {}
+'''
+HEAD = '''"""Settings."""
+
+
+def load(path):
+    handle = open(path)
+    data = handle.read()
+    return parse(data)
+
+
+def parse(text):
+    return dict(line.split("=", 1) for line in text.splitlines())
+'''
+LEAK = {
+    "severity": "High",
+    "category": "resource",  # not one of the six: dropped as an unknown category
+    "file": "app/settings.py",
+    "existing_code": "handle = open(path)",
+    "title": "File handle never closed",
+    "problem": "open() without close",
+    "evidence": "no with-block",
+    "suggestion": "use with open(path) as handle",
+    "confidence": 0.9,
+}
+SPLIT = {
+    "severity": "high",
+    "category": "bug",  # alias of correctness
+    "file": "app/settings.py",
+    "start_line": 40,  # wrong: the code says where it is
+    "existing_code": '        return dict(line.split("=", 1) for line in text.splitlines())',
+    "title": "Lines without '=' crash parse",
+    "problem": "ValueError on a line without '='",
+    "evidence": "split result unpacked into pairs",
+    "suggestion": "skip or report malformed lines",
+    "confidence": 0.85,
+}
+HUNCH = {**SPLIT, "severity": "low", "title": "Maybe slow", "confidence": 0.3}
+GHOST = {**SPLIT, "file": "app/ghost.py", "title": "Not in the change"}
+
+
+def _repo(root: Path) -> GitRepo:
+    repo = GitRepo.init(root)
+    repo.write("app/settings.py", BASE)
+    repo.commit("base")
+    repo.write("app/settings.py", HEAD)
+    repo.commit("read settings")
+    return repo
+
+
+def _review(
+    monkeypatch: pytest.MonkeyPatch, wire: WireServer, protocol: str, repo: GitRepo, *flags: str
+) -> tuple[int, dict[str, Any]]:
+    monkeypatch.setenv("REVIEWFLOW_MODEL_PROTOCOL", protocol)
+    monkeypatch.setenv("REVIEWFLOW_MODEL_NAME", "test-model")
+    monkeypatch.setenv("REVIEWFLOW_MODEL_ENDPOINT", wire.base_url(protocol))
+    monkeypatch.setenv("REVIEWFLOW_MODEL_API_KEY", TEST_KEY)
+    out = repo.root.parent / "out"
+    code = main(
+        [
+            "review",
+            "--repo",
+            str(repo.root),
+            "--commit",
+            "HEAD",
+            "--console",
+            "summary",
+            "--report-dir",
+            str(out),
+            "--sarif",
+            "report.sarif",
+            *flags,
+        ]
+    )
+    report = json.loads((out / "review-report.json").read_text())
+    return code, report
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_review_places_filters_and_gates(
+    protocol: str, repo: GitRepo, wire: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reviewer = ScriptedReviewer({"app/settings.py": [LEAK, SPLIT, HUNCH, GHOST, SPLIT]})
+    wire.respond(protocol, reviewer)
+    _repo(repo.root)
+    code, report = _review(monkeypatch, wire, protocol, repo)
+
+    assert code == 1  # a high finding and the default fail_on
+    jsonschema.validate(report, report_schema())
+    assert report["status"] == "complete"
+    [finding] = report["findings"]
+    assert (finding["path"], finding["start_line"], finding["end_line"]) == ("app/settings.py", 11, 11)
+    assert (finding["severity"], finding["category"]) == ("high", "correctness")
+    reasons = sorted(d["reason"] for d in report["dropped"])
+    assert reasons == ["below_threshold", "duplicate", "outside_change", "unknown_category"]
+    # read, comment, done; every candidate placed by its code (no relocation); the filter
+    assert reviewer.stages == {"main": 3, "filter": 1}
+    assert report["usage"]["requests"] == report["stats"]["llm_requests"] == len(wire.requests())
+    assert wire.unexpected == 0
+    out = repo.root.parent / "out"
+    for name in ("review-report.json", "review-report.md", "report.sarif"):
+        assert TEST_KEY not in (out / name).read_text()
+
+
+def test_second_identical_review_makes_no_request(
+    repo: GitRepo, wire: WireServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    wire.respond("openai", ScriptedReviewer({"app/settings.py": [SPLIT]}))
+    _repo(repo.root)
+    first_code, first = _review(monkeypatch, wire, "openai", repo)
+    sent = len(wire.requests())
+    second_code, second = _review(monkeypatch, wire, "openai", repo)
+
+    assert len(wire.requests()) == sent  # every stage came from the cache
+    assert (first_code, second_code) == (1, 1)
+    assert [f["fingerprint"] for f in second["findings"]] == [
+        f["fingerprint"] for f in first["findings"]
+    ]
+    assert second["usage"]["requests"] == first["usage"]["requests"] == sent
+
+    third_code, _ = _review(monkeypatch, wire, "openai", repo, "--no-cache")
+    assert third_code == 1 and len(wire.requests()) == 2 * sent
+
+
+def test_failing_provider_is_incomplete_and_retried_next_time(
+    repo: GitRepo, wire: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reviewer = ScriptedReviewer({"app/settings.py": [SPLIT]}, fail_paths={"app/settings.py": 401})
+    wire.respond("anthropic", reviewer)
+    _repo(repo.root)
+    code, report = _review(monkeypatch, wire, "anthropic", repo)
+
+    assert code == 2
+    assert report["status"] == "incomplete" and report["exit_code"] == 2
+    assert [e["code"] for e in report["errors"]] == ["main_request_failed"]
+    assert report["usage"]["requests"] == 1  # a 401 is not retried
+    assert TEST_KEY not in json.dumps(report)
+
+    reviewer.fail_paths.clear()
+    code, report = _review(monkeypatch, wire, "anthropic", repo)
+    assert code == 1 and report["status"] == "complete"  # the failed chunk was not reused
+
+
+def test_transient_error_is_retried_and_both_attempts_counted(
+    repo: GitRepo, wire: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wire.script("gemini", [HttpError(429)])
+    wire.respond("gemini", ScriptedReviewer({"app/settings.py": []}))
+    _repo(repo.root)
+    code, report = _review(monkeypatch, wire, "gemini", repo)
+
+    assert code == 0 and report["status"] == "complete"
+    assert report["findings"] == []
+    assert report["usage"]["requests"] == len(wire.requests()) == 3  # 429, then read, done
