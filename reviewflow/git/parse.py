@@ -121,7 +121,7 @@ class _Parser:
             head = None
             if line.startswith("diff --git "):
                 head = self._git_file(line[11:])
-            elif line.startswith("--- "):
+            elif line.startswith("--- ") and len(line) > 4:  # Git skips lines under 6 bytes
                 head = self._plain_file(line)
             elif line.startswith("@@ -"):
                 raise fail(self._no, "hunk header without a file header")
@@ -136,8 +136,8 @@ class _Parser:
         files = [to_file_diff(head, strip) for head in heads]
         return ParsedDiff(merge_same_path(files, [head.start for head in heads]), strip)
 
-    def _git_file(self, rest: str) -> FileHeader | None:
-        """A `diff --git` file; None when no header line follows (Git reads that as text)."""
+    def _git_file(self, rest: str) -> FileHeader:
+        """A `diff --git` file."""
         head = FileHeader(self._no, git=rest)
         while (line := self._next()) is not None:
             keyword = _keyword(line)
@@ -146,7 +146,8 @@ class _Parser:
                 break
             head.lines.append((self._no, keyword, line[len(keyword) :]))
         if not head.lines:
-            return None
+            # Git skips the line but keeps its names for the next header: refuse instead.
+            raise fail(head.start, "a 'diff --git' line without the header lines that follow it")
         head.hunks = self._hunks()
         if not head.hunks:
             head.binary = self._binary()

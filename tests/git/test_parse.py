@@ -218,7 +218,7 @@ HEAD = "diff --git a/f b/f\nindex 1..2 100644\n--- a/f\n+++ b/f\n"
         (HEAD + "@@ -1 +1 @@\n-a\n+b\n+extra\n", 8),  # header count too small
         (HEAD + "@@ -1 +1 @@\n-a\n-b\n", 7),  # more removed lines than declared
         (HEAD + "@@ -x +1 @@\n", 5),  # bad hunk header
-        ("diff --git a/f b/f\n@@ -1 +1 @@\n-a\n+b\n", 2),  # hunk without ---/+++
+        ("diff --git a/f b/f\n@@ -1 +1 @@\n-a\n+b\n", 1),  # no header lines, no ---/+++
         (HEAD + "@@@ -1 -1 +1 @@@\n", 5),  # combined diff
         ("--- a/f\nnot plus\n", 1),  # text: no file header
         ('diff --git "a/broken b/x\n', 1),
