@@ -2,41 +2,46 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from flows.cli import main
 from tests.git.gitapply import git_numstat
 from tests.gitutil import GitRepo
 
 STAMP = "2010-08-18 20:13:08.000000000 +0530"
 
 
-def _review(
-    repo: GitRepo, home: Path, diff: bytes
-) -> tuple[subprocess.CompletedProcess[str], Path]:
-    out = repo.root.parent / "preview.json"
-    args = ["review", "--preview", "--diff", "-", "--json", str(out)]
-    result = subprocess.run(
-        [sys.executable, "-m", "flows.cli", *args],
-        cwd=repo.root,
-        input=diff.decode("utf-8", "surrogateescape"),
-        env=dict(os.environ, REVIEWFLOW_HOME=str(home), PYTHONPATH=os.getcwd()),
-        capture_output=True,
-        text=True,
-        errors="surrogateescape",
-    )
-    return result, out
+Run = Callable[[GitRepo, bytes], tuple[int, str, str, Path]]
 
 
-def _listed(repo: GitRepo, home: Path, diff: bytes) -> dict[str, tuple[int, int] | str]:
+@pytest.fixture
+def run(rf_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
+    """`main(["review", "--preview", "--diff", "-", ...])` with the diff on stdin."""
+
+    def review(repo: GitRepo, diff: bytes) -> tuple[int, str, str, Path]:
+        out = repo.root.parent / "preview.json"
+        monkeypatch.chdir(repo.root)
+        monkeypatch.setattr(sys, "stdin", SimpleNamespace(buffer=io.BytesIO(diff)))
+        code = main(["review", "--preview", "--diff", "-", "--json", str(out)])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err, out
+
+    return review
+
+
+def _listed(run: Run, repo: GitRepo, diff: bytes) -> dict[str, tuple[int, int] | str]:
     """path -> (added, removed) for reviewed files, the reason for excluded ones."""
-    result, out = _review(repo, home, diff)
-    assert result.returncode == 0, result.stderr
+    code, _, err, out = run(repo, diff)
+    assert code == 0, err
     doc = json.loads(out.read_text())
     listed: dict[str, tuple[int, int] | str] = {
         f["path"]: (f["added"], f["removed"]) for f in doc["files"]
@@ -45,13 +50,13 @@ def _listed(repo: GitRepo, home: Path, diff: bytes) -> dict[str, tuple[int, int]
     return listed
 
 
-def _refused(repo: GitRepo, home: Path, diff: bytes) -> str:
+def _refused(run: Run, repo: GitRepo, diff: bytes) -> str:
     """The one stderr line of a refused diff (exit 2, nothing on stdout, no report written)."""
-    result, out = _review(repo, home, diff)
-    assert result.returncode == 2, (result.stdout, result.stderr)
-    assert result.stdout == "" and not out.exists()
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
+    code, stdout, stderr, out = run(repo, diff)
+    assert code == 2, (stdout, stderr)
+    assert stdout == "" and not out.exists()
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
     return lines[0]
 
 
@@ -67,53 +72,71 @@ def two_commits(repo: GitRepo) -> GitRepo:
 
 
 def test_coloured_diff_after_a_binary_is_refused_and_names_the_fix(
-    two_commits: GitRepo, rf_home: Path
+    two_commits: GitRepo, rf_home: Path, run: Run
 ) -> None:
-    args = ["diff", "HEAD~1", "HEAD", "--", "logo.png", "src/app.py"]
-    coloured = two_commits.git("-c", "color.ui=always", *args[:1], "--color=always", *args[1:])
-    line = _refused(two_commits, rf_home, coloured.encode())
+    """The issue's pipe: `git -c color.ui=always diff ... | python -m flows.cli review ...`."""
+    paths = ["HEAD~1", "HEAD", "--", "logo.png", "src/app.py"]
+    coloured = two_commits.git("-c", "color.ui=always", "diff", *paths).encode()
+    out = two_commits.root.parent / "preview.json"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "flows.cli",
+            "review",
+            "--preview",
+            "--diff",
+            "-",
+            "--json",
+            str(out),
+        ],
+        cwd=two_commits.root,
+        input=coloured,
+        env=dict(os.environ, REVIEWFLOW_HOME=str(rf_home), PYTHONPATH=os.getcwd()),
+        capture_output=True,
+    )
+    assert (result.returncode, result.stdout, out.exists()) == (2, b"", False)
+    (line,) = result.stderr.decode().strip().splitlines()
     assert "ANSI colour codes" in line and "--no-color" in line
-    plain = two_commits.git(*args).encode()
-    assert _listed(two_commits, rf_home, plain) == {"src/app.py": (5, 1), "logo.png": "binary"}
+    plain = two_commits.git("diff", *paths).encode()
+    assert _listed(run, two_commits, plain) == {"src/app.py": (5, 1), "logo.png": "binary"}
 
 
-def test_custom_prefixes_are_stripped(two_commits: GitRepo, rf_home: Path) -> None:
+def test_custom_prefixes_are_stripped(two_commits: GitRepo, run: Run) -> None:
     diff = two_commits.git(
         "diff", "--src-prefix=old/", "--dst-prefix=new/", "HEAD~1", "HEAD", "--", "src/app.py"
     ).encode()
-    assert _listed(two_commits, rf_home, diff) == {"src/app.py": (5, 1)}
+    assert _listed(run, two_commits, diff) == {"src/app.py": (5, 1)}
     assert git_numstat(diff, 1, two_commits.root) == {"src/app.py": (5, 1)}
 
 
-def test_no_prefix_diff_reads_at_p0(two_commits: GitRepo, rf_home: Path) -> None:
+def test_no_prefix_diff_reads_at_p0(two_commits: GitRepo, run: Run) -> None:
     diff = two_commits.git("diff", "--no-prefix", "HEAD~1", "HEAD", "--", "src/app.py").encode()
-    assert _listed(two_commits, rf_home, diff) == {"src/app.py": (5, 1)}
+    assert _listed(run, two_commits, diff) == {"src/app.py": (5, 1)}
     assert git_numstat(diff, 0, two_commits.root) == {"src/app.py": (5, 1)}
 
 
 @pytest.mark.parametrize("gap", ["\t", " ", "     "])
-def test_timestamp_after_spaces_is_not_part_of_the_name(
-    repo: GitRepo, rf_home: Path, gap: str
-) -> None:
+def test_timestamp_after_spaces_is_not_part_of_the_name(repo: GitRepo, run: Run, gap: str) -> None:
     """Git's t4135 "damaged" headers: the TAB before the timestamp became spaces."""
     diff = (
         f"--- postimage.txt.orig{gap}{STAMP}\n+++ postimage.txt{gap}{STAMP}\n"
         "@@ -1,2 +1,2 @@\n a\n-b\n+c\n"
     ).encode()
-    assert _listed(repo, rf_home, diff) == {"postimage.txt": "unsupported_ext"}
+    assert _listed(run, repo, diff) == {"postimage.txt": "unsupported_ext"}
     assert git_numstat(diff, 0, repo.root) == {"postimage.txt": (1, 1)}
 
 
-def test_traditional_diff_keeps_a_tab_in_the_name(repo: GitRepo, rf_home: Path) -> None:
+def test_traditional_diff_keeps_a_tab_in_the_name(repo: GitRepo, run: Run) -> None:
     diff = (
         f"--- a/src/tab\there.py\t{STAMP}\n+++ b/src/tab\there.py\t{STAMP}\n"
         "@@ -1 +1,2 @@\n x = 1\n+y = 2\n"
     ).encode()
-    assert _listed(repo, rf_home, diff) == {"src/tab\there.py": (1, 0)}
+    assert _listed(run, repo, diff) == {"src/tab\there.py": (1, 0)}
     assert git_numstat(diff, 1, repo.root) == {"src/tab\there.py": (1, 0)}
 
 
-def test_patch_series_touching_a_path_twice_says_what_to_do(repo: GitRepo, rf_home: Path) -> None:
+def test_patch_series_touching_a_path_twice_says_what_to_do(repo: GitRepo, run: Run) -> None:
     repo.write("a.py", "x = 1\n")
     base = repo.commit("base")
     repo.write("a.py", "x = 2\n")
@@ -121,7 +144,7 @@ def test_patch_series_touching_a_path_twice_says_what_to_do(repo: GitRepo, rf_ho
     repo.write("a.py", "x = 3\n")
     repo.commit("two")
     series = repo.git("format-patch", "--stdout", f"{base}..HEAD").encode()
-    line = _refused(repo, rf_home, series)
+    line = _refused(run, repo, series)
     assert "'a.py' appears twice" in line
     assert "--from A --to B" in line and "git diff A..B" in line
 
@@ -143,8 +166,8 @@ def test_patch_series_touching_a_path_twice_says_what_to_do(repo: GitRepo, rf_ho
     ],
 )
 def test_unreadable_diffs_exit_2_with_one_line(
-    repo: GitRepo, rf_home: Path, diff: bytes, words: str
+    repo: GitRepo, run: Run, diff: bytes, words: str
 ) -> None:
-    line = _refused(repo, rf_home, diff)
+    line = _refused(run, repo, diff)
     assert line.startswith("reviewflow: error: malformed diff at line ") and words in line
     assert git_numstat(diff, 0, repo.root) is None or git_numstat(diff, 1, repo.root) is None
