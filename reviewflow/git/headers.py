@@ -57,6 +57,14 @@ class FileHeader:
     lines: list[tuple[int, str, str]] = field(default_factory=list)  # (line, keyword, value)
     hunks: tuple[Hunk, ...] = ()
     binary: bool = False
+    _defaults: dict[int, str | None] = field(default_factory=dict)
+
+    def default_name(self, strip: int) -> str | None:
+        """The name the `diff --git` line gives at `strip` (computed once per level)."""
+        if strip not in self._defaults:
+            assert self.git is not None
+            self._defaults[strip] = git_header_name(self.git, strip)
+        return self._defaults[strip]
 
 
 @dataclass(slots=True)
@@ -112,35 +120,38 @@ def _verify(state: _Names, lineno: int, value: str, strip: int, new_side: bool) 
 
 def _apply(state: _Names, lineno: int, key: str, value: str, strip: int) -> None:
     """One extended header line, as Git's gitdiff_* handlers read it."""
-    moved = strip - 1 if strip else 0
-    if key in ("--- ", "+++ "):
+    if key == "--- " or key == "+++ ":
         _verify(state, lineno, value, strip, key == "+++ ")
-    elif key in ("old mode ", "new mode "):
+    elif key == "index ":
+        found = _INDEX.match(value)
+        if found is not None and found.group(1) is not None:
+            state.modes[key] = _mode(lineno, found.group(1))
+    elif key == "similarity index ":
+        state.similarity = _similarity(value)
+    elif key == "old mode " or key == "new mode ":
         state.modes[key] = _mode(lineno, value)
-    elif key == "deleted file mode ":
+    elif key != "dissimilarity index ":
+        _extension(state, lineno, key, value, strip)
+
+
+def _extension(state: _Names, lineno: int, key: str, value: str, strip: int) -> None:
+    """A line that makes the file created, deleted, renamed or copied (at most one of them)."""
+    if key == "deleted file mode ":
         state.is_delete, state.old = 1, state.default
         state.modes[key] = _mode(lineno, value)
     elif key == "new file mode ":
         state.is_new, state.new = 1, state.default
         state.modes[key] = _mode(lineno, value)
-    elif key in _MOVED_FROM:
-        state.old = find_name(value, moved, tab=False)
-        state.copy, state.rename = (
-            state.copy or key == "copy from ",
-            state.rename or key != "copy from ",
-        )
-    elif key in _MOVED_TO:
-        state.new = find_name(value, moved, tab=False)
-        state.copy, state.rename = (
-            state.copy or key == "copy to ",
-            state.rename or key != "copy to ",
-        )
-    elif key == "similarity index ":
-        state.similarity = _similarity(value)
-    elif key == "index ":
-        found = _INDEX.match(value)
-        if found is not None and found.group(1) is not None:
-            state.modes[key] = _mode(lineno, found.group(1))
+    else:
+        name = find_name(value, strip - 1 if strip else 0, tab=False)
+        if key in _MOVED_FROM:
+            state.old = name
+        else:
+            state.new = name
+        if key.startswith("copy"):
+            state.copy = True
+        else:
+            state.rename = True
     if state.is_new + state.is_delete + state.rename + state.copy > 1:
         raise fail(lineno, "inconsistent header lines (a file both created, deleted or moved)")
 
@@ -158,9 +169,9 @@ def _quoting(head: FileHeader) -> None:
 def preferred_strip(head: FileHeader) -> int | None:
     """The `-p` level this file's names call for (1 for `a/` `b/`), None when either fits."""
     if head.git is not None:
-        if git_header_name(head.git, 0) is not None:
+        if head.default_name(0) is not None:
             return 0
-        if git_header_name(head.git, 1) is not None:
+        if head.default_name(1) is not None:
             return 1
         return _moved_strip(head)
     (_, _, minus), (_, _, plus) = head.lines
@@ -196,7 +207,7 @@ def _moved_strip(head: FileHeader) -> int | None:
 
 def _git_names(head: FileHeader, strip: int) -> _Names:
     assert head.git is not None
-    state = _Names(default=git_header_name(head.git, strip))
+    state = _Names(default=head.default_name(strip))
     for lineno, key, value in head.lines:
         _apply(state, lineno, key, value, strip)
     if state.old is None and state.new is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from reviewflow.git.quoting import unquote_at
 
@@ -39,21 +40,21 @@ def _gnu(value: str, strip: int) -> str | None:
 
 def _common(value: str, default: str | None, strip: int, end: int | None, tab: bool) -> str | None:
     """Git's find_name_common: the name after `strip` slashes, up to `end` or whitespace."""
-    start = 0 if strip == 0 else None
-    stop = len(value) if end is None else end
-    i = 0
-    while i < stop:
-        char = value[i]
-        if end is None and char in SPACE and char != " " and (tab or char != "\t"):
-            break
-        i += 1
-        if char == "/":
-            strip -= 1
-            if strip == 0:
-                start = i
-    if start is None or i == start:
+    if end is None:  # a TAB (when `tab`) or a CR ends the name; spaces do not
+        end = len(value)
+        for stop in ("\t", "\r") if tab else ("\r",):
+            pos = value.find(stop, 0, end)
+            if pos >= 0:
+                end = pos
+    start = 0
+    for _ in range(strip):
+        pos = value.find("/", start, end)
+        if pos < 0:
+            return _squash(default)
+        start = pos + 1
+    if start == end:
         return _squash(default)
-    name = value[start:i]
+    name = value[start:end]
     if default is not None and len(default) < len(name) and name.startswith(default):
         return _squash(default)
     return _squash(name)
@@ -168,9 +169,7 @@ def git_header_name(rest: str, strip: int) -> str | None:
         if size < quote and name.startswith(second) and name[size] in SPACE:
             return second
         return None
-    for i, char in enumerate(name):
-        if char not in " \t":
-            continue
+    for i in _separators(name):
         if i + 1 == len(name):
             return None
         cut = _skip_prefix(strip, name[i + 1 :])
@@ -179,6 +178,17 @@ def git_header_name(rest: str, strip: int) -> str | None:
         if name[i + 1 + cut :] == name[:i]:
             return name[:i]
     return None
+
+
+def _separators(name: str) -> Iterator[int]:
+    """Positions of the spaces and TABs of `name`, in order."""
+    if "\t" not in name:
+        pos = name.find(" ")
+        while pos >= 0:
+            yield pos
+            pos = name.find(" ", pos + 1)
+        return
+    yield from (i for i, char in enumerate(name) if char in " \t")
 
 
 def _quoted_first(rest: str, strip: int) -> str | None:

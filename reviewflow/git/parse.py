@@ -70,8 +70,13 @@ def parse_lines(lines: Iterable[str]) -> list[FileDiff]:
     return _Parser(lines).run().files
 
 
+_BY_START: dict[str, list[str]] = {}
+for _word in KEYWORDS:
+    _BY_START.setdefault(_word[:4], []).append(_word)
+
+
 def _keyword(line: str) -> str | None:
-    for keyword in KEYWORDS:
+    for keyword in _BY_START.get(line[:4], ()):
         if line.startswith(keyword):
             return keyword
     return None
@@ -207,23 +212,14 @@ class _Parser:
 
     def _hunk(self, header: str) -> Hunk:
         old_no, old_count, new_no, new_count, section = _hunk_header(header, self._no)
-        out, self._no = _body(self._it, self._no, old_count, new_count)
+        out, added, removed = _body(self._it, self._no, old_count, new_count)
+        self._no += len(out)
         line = self._next()
         if line is not None and line.startswith("\\ "):
             out.append(line)
         else:
             self._back(line)
-        context = sum(1 for raw in out if raw[:1] == " ")  # header counts are verified
-        return Hunk(
-            old_no,
-            old_count,
-            new_no,
-            new_count,
-            section,
-            tuple(out),
-            new_count - context,
-            old_count - context,
-        )
+        return Hunk(old_no, old_count, new_no, new_count, section, tuple(out), added, removed)
 
 
 def _bad_line(line: str, lineno: int, missing: str) -> DiffParseError:
@@ -236,11 +232,11 @@ def _bad_line(line: str, lineno: int, missing: str) -> DiffParseError:
     return fail(lineno, f"hunk truncated: {missing}")
 
 
-def _body(it: Iterator[str], no: int, old_left: int, new_left: int) -> tuple[list[str], int]:
-    """The raw body lines of one hunk and the last line number (the hot loop: no objects)."""
+def _body(it: Iterator[str], no: int, old_left: int, new_left: int) -> tuple[list[str], int, int]:
+    """The raw body lines of one hunk and the number of `+` lines (the hot loop: no objects)."""
     out: list[str] = []
     append = out.append
-    changed = False
+    adds = dels = 0
     for line in it:
         first = line[:1]
         if first == " " or not line:
@@ -250,11 +246,11 @@ def _body(it: Iterator[str], no: int, old_left: int, new_left: int) -> tuple[lis
         elif first == "+":
             append(line)
             new_left -= 1
-            changed = True
+            adds += 1
         elif first == "-":
             append(line)
             old_left -= 1
-            changed = True
+            dels += 1
         elif first == "\\" and line.startswith("\\ ") and len(line) >= 11:
             append(line)
             continue
@@ -265,9 +261,9 @@ def _body(it: Iterator[str], no: int, old_left: int, new_left: int) -> tuple[lis
             if old_left < 0 or new_left < 0:
                 raise fail(no + len(out), "hunk has more lines than its header says")
             if old_left == 0 and new_left == 0:
-                if not changed:
+                if not adds and not dels:
                     raise fail(no + 1, "hunk without an added or removed line")
-                return out, no + len(out)
+                return out, adds, dels
     missing = f"{old_left} old and {new_left} new lines missing"
     raise fail(no + len(out), f"hunk truncated at end of input: {missing}")
 
