@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from reviewflow.errors import DiffParseError
 from reviewflow.git.models import FileDiff, FileStatus, Hunk
 from reviewflow.git.names import (
+    DEV_NULL,
     find_name,
     find_name_traditional,
     git_header_name,
@@ -173,10 +174,22 @@ def preferred_strip(head: FileHeader) -> int | None:
             return 0
         if head.default_name(1) is not None:
             return 1
-        return _moved_strip(head)
-    (_, _, minus), (_, _, plus) = head.lines
-    old = None if is_dev_null(minus) else find_name_traditional(minus, None, 0)
-    new = None if is_dev_null(plus) else find_name_traditional(plus, None, 0)
+        moved = _moved_strip(head)
+        if moved is not None:
+            return moved
+        values = {key: value for _, key, value in head.lines}
+        minus, plus = values.get("--- ", DEV_NULL), values.get("+++ ", DEV_NULL)
+        old = None if is_dev_null(minus) else find_name(minus, 0)
+        new = None if is_dev_null(plus) else find_name(plus, 0)
+    else:
+        (_, _, minus), (_, _, plus) = head.lines
+        old = None if is_dev_null(minus) else find_name_traditional(minus, None, 0)
+        new = None if is_dev_null(plus) else find_name_traditional(plus, None, 0)
+    return _pair_strip(old, new)
+
+
+def _pair_strip(old: str | None, new: str | None) -> int | None:
+    """1 when the two names differ only in their first component (`a/x`, `b/x`), else 0."""
     if old is not None and new is not None:
         if old == new:
             return 0

@@ -204,7 +204,7 @@ class _Parser:
                 continue
             if line.startswith("@@@"):
                 raise fail(self._no, "combined (merge) diffs are not supported")
-            if line[:1] in ("+", "-", " ") and not line.startswith("--- ") and line != "-- ":
+            if _stray(line):
                 raise fail(self._no, "diff line outside a hunk (hunk header counts too small?)")
             self._back(line)
             break
@@ -220,6 +220,13 @@ class _Parser:
         else:
             self._back(line)
         return Hunk(old_no, old_count, new_no, new_count, section, tuple(out), added, removed)
+
+
+def _stray(line: str) -> bool:
+    """A diff line right after a hunk: its header counts were too small (or a lost header)."""
+    if not line or line[0] not in "+- ":
+        return False
+    return not line.startswith("--- ") and line not in ("-- ", "-- \r")  # a mail signature
 
 
 def _bad_line(line: str, lineno: int, missing: str) -> DiffParseError:

@@ -210,7 +210,10 @@ COLOUR = ["\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[36m", "\x1b[m"]
 
 
 def corrupt(rng: random.Random, text: str) -> str:
-    """One to three damages: a line dropped, duplicated, cut, swapped; a byte flipped; colour."""
+    """One to three damages: a line dropped, duplicated, cut, swapped; a byte flipped; colour;
+    TABs become spaces; or the whole text gets CRLF line ends (a Windows editor)."""
+    if rng.random() < 0.1:
+        return text.replace("\n", "\r\n")
     lines = text.split("\n")
     for _ in range(rng.randint(1, 3)):
         op = rng.randrange(7)
