@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import random
+import re
 import zlib
 from dataclasses import dataclass, field
 
@@ -30,7 +31,7 @@ NAMES = [
 _ESCAPES = {"\a": "a", "\b": "b", "\t": "t", "\n": "n", "\v": "v", "\f": "f", "\r": "r"}
 _ESCAPES |= {'"': '"', "\\": "\\"}
 _ADDED = ["x", "[-y-]", "\\ z", "", "\x1b[m"]
-KINDS = ["modify", "modify", "new", "delete", "rename", "mode", "binary", "gitbinary"]
+KINDS = ["modify", "modify", "new", "delete", "rename", "copy", "mode", "binary", "gitbinary"]
 STAMP = "2024-05-06 07:08:09.123456789 +0200"
 
 
@@ -121,11 +122,11 @@ def _git_file(rng: random.Random, name: str, prefixes: tuple[str, str], out: Gen
     )
     head = f"diff --git {old} {new}\n"
     tab = "\t" if " " in name and not old.startswith('"') else ""
-    if kind == "rename":
+    if kind in ("rename", "copy"):
         target = "moved/" + name
         new = git_quote(dst + target)
         head = f"diff --git {old} {new}\nsimilarity index 87%\n"
-        head += f"rename from {git_quote(name)}\nrename to {git_quote(target)}\n"
+        head += f"{kind} from {git_quote(name)}\n{kind} to {git_quote(target)}\n"
         tab = "\t" if " " in target and not new.startswith('"') else ""
         name = target
     if kind == "mode":
@@ -159,10 +160,11 @@ def _plain_file(rng: random.Random, name: str, prefixes: tuple[str, str], out: G
     src, dst = prefixes
     kind = rng.choice(["modify", "modify", "new", "delete"])
     minus, plus = src + name + _stamp(rng), dst + name + _stamp(rng)
+    epoch = "\t1970-01-01 00:00:00.000000000 +0000"
     if kind == "new":
-        minus = "/dev/null" + _stamp(rng)
+        minus = rng.choice(["/dev/null" + _stamp(rng), src + name + epoch])
     elif kind == "delete":
-        plus = "/dev/null" + _stamp(rng)
+        plus = rng.choice(["/dev/null" + _stamp(rng), dst + name + epoch])
     body, added, removed = _hunks(rng, new=kind == "new", gone=kind == "delete")
     out.counts[name] = (added, removed)
     head = f"diff -u {src}{name} {dst}{name}\n" if rng.random() < 0.3 else ""
@@ -235,6 +237,8 @@ def corrupt(rng: random.Random, text: str) -> str:
             lines[i], lines[j] = lines[j], lines[i]
         elif op == 6:
             lines[i] = lines[i].replace("\t", " " * rng.randint(1, 4))
+            number = str(rng.choice([0, 1, 2, 7, 99]))
+            lines[i] = re.sub("[0-9]+", number, lines[i], count=1)
         if not lines:
             lines = [""]
     return "\n".join(lines)
