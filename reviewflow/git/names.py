@@ -81,10 +81,6 @@ def find_name_traditional(value: str, default: str | None, strip: int) -> str | 
     return _common(value, default, strip, len(value) - date, False)
 
 
-def _digits(text: str) -> bool:
-    return all("0" <= c <= "9" for c in text)
-
-
 _TZ = re.compile(r" [+-][0-9]{4}\Z")
 _TZ_COLON = re.compile(r" [+-][0-9]{2}:[0-9]{2}\Z")
 _TIME = re.compile(r" [0-9]{2}:[0-9]{2}:[0-9]{2}\Z")
@@ -99,7 +95,7 @@ def _suffix(pattern: re.Pattern[str], text: str, end: int) -> int:
 
 def timestamp_len(value: str) -> int:
     """Length of the ` 2010-07-05 19:41:17.62 -0500` at the end (with its TAB or spaces)."""
-    if not value or not _digits(value[-1]):
+    if not value or not "0" <= value[-1] <= "9":
         return 0
     end = len(value)
     end -= _suffix(_TZ, value, end) or _suffix(_TZ_COLON, value, end)
@@ -138,13 +134,12 @@ def _skip_prefix(strip: int, name: str) -> int | None:
     """Index past `strip` leading components (Git's skip_tree_prefix); None if absolute/short."""
     if strip == 0:
         return None if name.startswith("/") else 0
-    count = strip
-    for i, char in enumerate(name):
-        if char == "/":
-            count -= 1
-            if count <= 0:
-                return None if i == 0 else i + 1
-    return None
+    pos = -1
+    for _ in range(strip):
+        pos = name.find("/", pos + 1)
+        if pos < 0:
+            return None
+    return None if pos == 0 else pos + 1
 
 
 def git_header_name(rest: str, strip: int) -> str | None:

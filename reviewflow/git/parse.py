@@ -26,6 +26,7 @@ from reviewflow.git.headers import (
 from reviewflow.git.models import FileDiff, Hunk
 
 _COLOUR = "the diff has ANSI colour codes (color.ui=always?): produce it with `git diff --no-color`"
+_MIXED = "the diff mixes prefixed (a/ b/) and unprefixed file names: pipe one diff at a time"
 _BINARY = ("Binary files ", "Files ")
 _WORD_DIFF = "this looks like a word diff (--word-diff): pipe a plain `git diff`"
 
@@ -90,7 +91,7 @@ def _choose_strip(heads: list[FileHeader]) -> int:
         if strip is None:
             continue
         if chosen is not None and strip != chosen:
-            raise fail(head.start, "the diff mixes prefixed (a/ b/) and unprefixed file names")
+            raise fail(head.start, _MIXED)
         chosen = strip
     return 1 if chosen is None else chosen
 
