@@ -146,6 +146,10 @@ def git_header_name(rest: str, strip: int) -> str | None:
     """The name a `diff --git` line gives (after the keyword) when both sides agree, else None."""
     if rest.startswith('"'):
         return _quoted_first(rest, strip)
+    if strip == 0 and '"' not in rest:  # then only two equal halves can give a name
+        half = len(rest) // 2
+        if len(rest) % 2 == 0 or rest[:half] != rest[half + 1 :]:
+            return None
     start = _skip_prefix(strip, rest)
     if start is None:
         return None
