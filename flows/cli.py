@@ -25,7 +25,7 @@ from reviewflow.config import (
     set_value,
 )
 from reviewflow.errors import ReviewError
-from reviewflow.fsutil import atomic_write_text
+from reviewflow.fsutil import write_output
 from reviewflow.request import ReviewRequest
 
 # Prefect must never phone home from this tool; set before anything imports it.
@@ -135,7 +135,7 @@ def run_preview(
     scope = select(change, request)
     doc = preview_document(scope, request)
     if json_path:
-        atomic_write_text(Path(json_path), json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        write_output(json_path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     sys.stdout.write(render_preview(doc))
     return 0
 

@@ -16,7 +16,7 @@ from reviewflow.config.load import (
 )
 from reviewflow.config.schema import Config, ModelSettings, OutputSettings, ReviewSettings
 from reviewflow.errors import ConfigError
-from reviewflow.fsutil import atomic_write_text
+from reviewflow.fsutil import write_output
 
 
 def known_keys() -> list[str]:
@@ -68,5 +68,5 @@ def set_value(home: Path, key: str, raw: str) -> Path:
     updated = merge(data, {section: {name: _parse_cli_value(key, raw)}})
     build_config(updated, "value")
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
-    atomic_write_text(path, yaml.safe_dump(updated, sort_keys=False, allow_unicode=True))
+    write_output(path, yaml.safe_dump(updated, sort_keys=False, allow_unicode=True))
     return path
