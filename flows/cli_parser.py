@@ -74,6 +74,11 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
     output.add_argument("--language", metavar="LANG", help="report language, e.g. en-US")
     output.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     output.add_argument("--report-dir", metavar="DIR", help="directory for this review's reports")
+    output.add_argument(
+        "--verbose",
+        action="store_true",
+        help="Prefect's logs and any traceback on stderr too (always in ~/.reviewflow/logs/)",
+    )
 
 
 def _add_config_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
