@@ -51,6 +51,7 @@ _FLAG_KEYS: dict[str, tuple[str, str]] = {
     "max_context_tool_calls": ("review", "max_context_tool_calls"),
     "max_chunk_tokens": ("review", "max_chunk_tokens"),
     "confidence_threshold": ("review", "confidence_threshold"),
+    "max_file_bytes": ("review", "max_file_bytes"),
     "fail_on": ("review", "fail_on"),
     "protocol": ("model", "protocol"),
     "model_name": ("model", "name"),
@@ -106,7 +107,9 @@ def cmd_review(args: argparse.Namespace, env: Mapping[str, str], log: Path) -> i
     with stdin_saved(request) as effective:
         # Bad input (repository, refs, diff, rules, trust) fails here with one line, before
         # Prefect starts its API; the flow's own tasks then repeat this cheap front half.
-        select(collect(effective, config.review.context_lines), effective)
+        select(
+            collect(effective, config.review.context_lines), effective, config.review.max_file_bytes
+        )
         prepare_prefect_env(verbose=args.verbose)
         from flows.review import run_review  # deferred: importing Prefect costs ~1 s
 
@@ -150,7 +153,7 @@ def run_preview(
 
     stdin = sys.stdin.buffer if request.diff_source == "-" else None
     change = collect(request, config.review.context_lines, stdin)
-    scope = select(change, request)
+    scope = select(change, request, config.review.max_file_bytes)
     doc = preview_document(scope, request)
     if json_path:
         write_output(json_path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")

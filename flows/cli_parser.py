@@ -59,6 +59,9 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
     review.add_argument("--max-context-tool-calls", type=int, help="context tool calls per file")
     review.add_argument("--max-chunk-tokens", type=int, help="token budget per chunk")
     review.add_argument("--confidence-threshold", type=float, help="drop findings below this")
+    review.add_argument(
+        "--max-file-bytes", type=int, metavar="BYTES", help="larger files are left out (1 MiB)"
+    )
     review.add_argument("--fail-on", metavar="SEVERITIES", help="e.g. critical,high")
     review.add_argument("--no-cache", action="store_true", help="ignore cached model answers")
     model = parser.add_argument_group("model settings (the API key comes from config or env)")

@@ -130,6 +130,7 @@ class ReviewSettings(_Section):
     max_context_tool_calls: int = Field(10, ge=0, le=200)
     max_chunk_tokens: int = Field(12000, ge=1000, le=2_000_000)
     confidence_threshold: float = Field(0.75, ge=0.0, le=1.0)
+    max_file_bytes: int = Field(1 << 20, ge=1024, le=64 << 20)
     fail_on: list[Severity] = Field(default_factory=lambda: [Severity.CRITICAL, Severity.HIGH])
 
     @field_validator("fail_on", mode="before")

@@ -30,11 +30,11 @@ import reviewflow.select.scope as scope
 _select = scope.select
 
 
-def select(change, request):
+def select(*args, **kwargs):
     context = sys.modules.get("prefect.context")
     if context is not None and context.TaskRunContext.get() is not None:
         raise ValueError("injected failure in select_files")
-    return _select(change, request)
+    return _select(*args, **kwargs)
 
 
 scope.select = select
