@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from flows.cli_parser import build_parser
+from flows.cli_parser import build_parser, missing_action
 from flows.failures import (
     STARTUP_TIMEOUT_DEFAULT,
     STARTUP_TIMEOUT_VAR,
@@ -217,6 +217,9 @@ def cmd_version() -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; errors become one line on stderr and an exit code (never 1)."""
     args = build_parser().parse_args(argv)
+    if missing_action(args):  # `reviewflow`, `reviewflow config`: the help, and exit 2
+        args.help_parser.print_help()
+        return 2
     env = dict(os.environ)
     log = run_log_path(home_dir(env))
     try:
