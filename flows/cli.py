@@ -139,7 +139,7 @@ def stdin_saved(request: ReviewRequest) -> Iterator[ReviewRequest]:
         path = Path(tmpdir) / "stdin.diff"
         with open(path, "wb") as handle:
             shutil.copyfileobj(sys.stdin.buffer, handle)
-        yield request.model_copy(update={"diff_source": str(path)})
+        yield request.model_copy(update={"stdin_copy": str(path)})
 
 
 def run_preview(

@@ -29,7 +29,8 @@ def change_metadata(scope: Scope, request: ReviewRequest) -> dict[str, Any]:
     change = scope.change
     return {
         "repository": str(change.repo_root),
-        "mode": change.spec.mode.value,
+        "mode": request.mode_name,
+        "diff_file": request.diff_source if request.mode_name == "diff" else None,
         "from": request.from_ref,
         "to": request.to_ref,
         "commit": request.commit,
@@ -101,7 +102,8 @@ def _padded(paths: list[str]) -> list[str]:
 
 def _render(doc: dict[str, Any]) -> list[str]:
     meta = doc["metadata"]
-    lines = [f"Preview of {meta['mode']} change in {meta['repository']}"]
+    source = f" {meta['diff_file']}" if meta["diff_file"] else ""
+    lines = [f"Preview of {meta['mode']}{source} change in {meta['repository']}"]
     if meta["base_sha"] or meta["head_sha"]:
         lines.append(f"  base {meta['base_sha'] or '-'}  head {meta['head_sha'] or '-'}")
     if meta["trusted_ref"]:
