@@ -141,3 +141,60 @@ def test_exception_inside_a_task_is_an_internal_error(changed: GitRepo, tmp_path
     assert verbose.returncode == 2
     assert "Traceback (most recent call last)" in verbose.stderr
     assert "reviewflow: error: internal error: ValueError" in verbose.stderr
+
+
+def test_a_bug_outside_prefect_is_an_internal_error(
+    repo: GitRepo,
+    rf_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from flows.cli import main
+    from reviewflow.report import rulecheck
+
+    def broken(*args: object) -> None:
+        raise KeyError("boom")
+
+    monkeypatch.setattr(rulecheck, "check_path", broken)
+    assert main(["rules", "check", "a.py", "--repo", str(repo.root)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    line = captured.err.removesuffix("\n")
+    assert "\n" not in line
+    assert line.startswith("reviewflow: error: internal error: KeyError: 'boom' (details: ")
+    assert str(rf_home / "logs") in line
+    assert "KeyError: 'boom'" in logged_traceback(line)
+
+
+@pytest.mark.parametrize(
+    ("exc", "expected"),
+    [
+        (
+            RuntimeError("Timed out while attempting to connect to ephemeral Prefect API server."),
+            "the local Prefect server did not start within 90 s: run the command again",
+        ),
+        (
+            RuntimeError("Failed to reach API at http://10.0.0.1:4200/api/."),
+            "cannot reach the Prefect API at http://10.0.0.1:4200/api/ (PREFECT_API_URL)",
+        ),
+        (ValueError(""), "internal error: ValueError (details: "),
+    ],
+)
+def test_failure_lines(exc: Exception, expected: str, tmp_path: Path) -> None:
+    from flows.failures import describe_failure
+
+    line = describe_failure(exc, {}, tmp_path / "x.log")
+    assert line.startswith(expected) and line.endswith(f"(details: {tmp_path / 'x.log'})")
+
+
+def test_a_wrapped_prefect_failure_is_still_recognised(tmp_path: Path) -> None:
+    from flows.failures import describe_failure
+
+    try:
+        try:
+            raise RuntimeError("Failed to reach API at http://127.0.0.1:1/api/")
+        except RuntimeError as inner:
+            raise ValueError("flow run failed") from inner
+    except ValueError as outer:
+        line = describe_failure(outer, {}, tmp_path / "x.log")
+    assert line.startswith("cannot reach the Prefect API at http://127.0.0.1:1/api/")
