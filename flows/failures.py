@@ -31,7 +31,10 @@ def run_log_path(home: Path) -> Path:
 
 def log_to_file(logger_name: str, path: Path) -> None:
     """Send a library's log records to the run's log file (created on the first record)."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        return  # an unwritable home costs the log, not the review (tracebacks fall back to /tmp)
     handler = logging.FileHandler(path, encoding="utf-8", delay=True)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.getLogger(logger_name).addHandler(handler)
@@ -71,12 +74,8 @@ def describe_failure(exc: BaseException, env: Mapping[str, str], details: Path) 
                 f"or set PREFECT_API_URL to a running server (details: {details})"
             )
     message = " ".join(str(exc).split())
-    name = type(exc).__name__
-    return (
-        f"internal error: {name}: {message} (details: {details})"
-        if message
-        else (f"internal error: {name} (details: {details})")
-    )
+    what = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return f"internal error: {what} (details: {details})"
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

@@ -6,16 +6,12 @@ import enum
 import typing
 from typing import Any
 
-import annotated_types
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from reviewflow.config.schema import ENV_PREFIX, Config
 
 _SECRET_KEYS = frozenset({"model.api_key"})
-_BOOLEAN = "true or false"
-
-
 ENV_SOURCE = "environment"
 FLAGS_SOURCE = "flags"
 # Flags whose name is not the key's own name.
@@ -116,7 +112,7 @@ def _describe_type(info: FieldInfo) -> str:
         members = [member.value for member in annotation]  # type: ignore[union-attr]
         return f"{', '.join(members[:-1])} or {members[-1]}"
     if annotation is bool:
-        return _BOOLEAN
+        return "true or false"
     bounds = _bounds(info)
     kind = "an integer" if annotation is int else "a number" if annotation is float else None
     if kind is not None and bounds is not None:
@@ -134,11 +130,9 @@ def _is_enum(value: Any) -> bool:
 
 def _bounds(info: FieldInfo) -> tuple[float, float] | None:
     low = high = None
-    for item in info.metadata:
-        if isinstance(item, annotated_types.Ge):
-            low = item.ge
-        if isinstance(item, annotated_types.Le):
-            high = item.le
+    for item in info.metadata:  # annotated_types.Ge / Le, as Field(ge=..., le=...) stores them
+        low = getattr(item, "ge", low)
+        high = getattr(item, "le", high)
     if low is None or high is None:
         return None
-    return float(low), float(high)  # type: ignore[arg-type]
+    return float(low), float(high)
