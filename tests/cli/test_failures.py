@@ -137,10 +137,25 @@ def test_exception_inside_a_task_is_an_internal_error(changed: GitRepo, tmp_path
     )
     assert "select_files" in logged_traceback(line)
 
-    verbose = run_cli(changed, api, "--verbose", inject=inject)
-    assert verbose.returncode == 2
-    assert "Traceback (most recent call last)" in verbose.stderr
-    assert "reviewflow: error: internal error: ValueError" in verbose.stderr
+
+def test_verbose_prints_the_traceback_too(
+    changed: GitRepo, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from flows.cli import main
+    from reviewflow.select import scope
+
+    def broken(*args: object) -> None:
+        raise ValueError("injected")
+
+    monkeypatch.setattr(scope, "select", broken)
+    monkeypatch.setenv("REVIEWFLOW_MODEL_NAME", "test-model")
+    monkeypatch.setenv("REVIEWFLOW_MODEL_ENDPOINT", "http://127.0.0.1:9/v1")
+    assert main(["review", "--repo", str(changed.root), "--verbose"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback (most recent call last)")
+    last = err.splitlines()[-1]
+    assert last.startswith("reviewflow: error: internal error: ValueError: injected (details: ")
+    assert "raise ValueError" in logged_traceback(last)
 
 
 def test_a_bug_outside_prefect_is_an_internal_error(
