@@ -32,7 +32,7 @@ def public_config(config: Config) -> Config:
 def review(request: ReviewRequest, config: Config) -> dict[str, Any]:
     """Review one change: diff, file selection and rules (model stages follow)."""
     change = collect_diff(request, config.review.context_lines)
-    scope = select_files(change, request)
+    scope = select_files(change, request, config.review.max_file_bytes)
     return preview_document(scope, request)
 
 

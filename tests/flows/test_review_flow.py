@@ -43,3 +43,20 @@ def test_review_flow_runs_collect_and_select_as_tasks(repo: GitRepo, rf_home: Pa
             break
         time.sleep(0.1)
     assert {"collect_diff", "select_files"} <= names
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_stdin_diff_saved_by_the_cli_is_still_reported_as_stdin(
+    repo: GitRepo, rf_home: Path, tmp_path: Path
+) -> None:
+    from flows.review import review
+
+    repo.write("app.py", "x = 1\n")
+    repo.commit("base")
+    repo.write("app.py", "x = 2\n")
+    saved = tmp_path / "stdin.diff"
+    saved.write_bytes(repo.git("diff").encode())
+    request = ReviewRequest.from_flags(str(repo.root), diff_source="-", home=str(rf_home))
+    doc = review(request.model_copy(update={"stdin_copy": str(saved)}), Config())
+    assert (doc["metadata"]["mode"], doc["metadata"]["diff_file"]) == ("stdin", None)
+    assert [f["path"] for f in doc["files"]] == ["app.py"]
