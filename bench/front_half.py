@@ -33,7 +33,7 @@ imported = time.perf_counter()
 request = ReviewRequest.from_flags(sys.argv[1], from_ref=sys.argv[2], to_ref=sys.argv[3],
     home=os.environ["REVIEWFLOW_HOME"])
 change = collect(request, 3)
-scope = select(change, request)
+scope = select(change, request, 1 << 20)
 elapsed = time.perf_counter() - start
 print(json.dumps({"seconds": elapsed, "work": time.perf_counter() - imported,
     "files": len(change.files),

@@ -9,11 +9,20 @@ import os
 import shutil
 import sys
 import tempfile
+import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from flows.cli_parser import build_parser
+from flows.cli_parser import build_parser, missing_action
+from flows.failures import (
+    STARTUP_TIMEOUT_DEFAULT,
+    STARTUP_TIMEOUT_VAR,
+    describe_failure,
+    log_to_file,
+    record_traceback,
+    run_log_path,
+)
 from reviewflow.config import (
     KEY_ENV_VARS,
     Config,
@@ -25,7 +34,7 @@ from reviewflow.config import (
     set_value,
 )
 from reviewflow.errors import ReviewError
-from reviewflow.fsutil import atomic_write_text
+from reviewflow.fsutil import write_output
 from reviewflow.request import ReviewRequest
 
 # Prefect must never phone home from this tool; set before anything imports it.
@@ -42,6 +51,7 @@ _FLAG_KEYS: dict[str, tuple[str, str]] = {
     "max_context_tool_calls": ("review", "max_context_tool_calls"),
     "max_chunk_tokens": ("review", "max_chunk_tokens"),
     "confidence_threshold": ("review", "confidence_threshold"),
+    "max_file_bytes": ("review", "max_file_bytes"),
     "fail_on": ("review", "fail_on"),
     "protocol": ("model", "protocol"),
     "model_name": ("model", "name"),
@@ -85,7 +95,7 @@ def request_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Revie
     )
 
 
-def cmd_review(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+def cmd_review(args: argparse.Namespace, env: Mapping[str, str], log: Path) -> int:
     request = request_from_args(args, env)
     config = load_config(home_dir(env), env, flag_overrides(args))
     if args.preview:
@@ -97,15 +107,26 @@ def cmd_review(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     with stdin_saved(request) as effective:
         # Bad input (repository, refs, diff, rules, trust) fails here with one line, before
         # Prefect starts its API; the flow's own tasks then repeat this cheap front half.
-        scope = select(collect(effective, config.review.context_lines), effective)
-        os.environ.update(QUIET_PREFECT_ENV)
-        # The key now lives in `config`; Prefect's API server (a child process) and anything
-        # else started from here must not inherit it.
-        for name in KEY_ENV_VARS:
-            os.environ.pop(name, None)
+        scope = select(
+            collect(effective, config.review.context_lines), effective, config.review.max_file_bytes
+        )
+        prepare_prefect_env(verbose=args.verbose)
         from flows.review import run_review  # deferred: importing Prefect costs ~1 s
 
+        log_to_file("prefect", log)
         return run_review(effective, config, scope, env)
+
+
+def prepare_prefect_env(*, verbose: bool) -> None:
+    """Prefect's environment, set before it is imported: quiet, patient, and without keys."""
+    os.environ.update(QUIET_PREFECT_ENV)
+    os.environ.setdefault(STARTUP_TIMEOUT_VAR, STARTUP_TIMEOUT_DEFAULT)
+    if not verbose:  # Prefect's records (tracebacks included) go to the log file instead
+        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
+    # The key now lives in `config`; Prefect's API server (a child process) and anything
+    # else started from here must not inherit it.
+    for name in KEY_ENV_VARS:
+        os.environ.pop(name, None)
 
 
 @contextlib.contextmanager
@@ -118,7 +139,7 @@ def stdin_saved(request: ReviewRequest) -> Iterator[ReviewRequest]:
         path = Path(tmpdir) / "stdin.diff"
         with open(path, "wb") as handle:
             shutil.copyfileobj(sys.stdin.buffer, handle)
-        yield request.model_copy(update={"diff_source": str(path)})
+        yield request.model_copy(update={"stdin_copy": str(path)})
 
 
 def run_preview(
@@ -132,10 +153,10 @@ def run_preview(
 
     stdin = sys.stdin.buffer if request.diff_source == "-" else None
     change = collect(request, config.review.context_lines, stdin)
-    scope = select(change, request)
+    scope = select(change, request, config.review.max_file_bytes)
     doc = preview_document(scope, request)
     if json_path:
-        atomic_write_text(Path(json_path), json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+        write_output(json_path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     sys.stdout.write(render_preview(doc))
     return 0
 
@@ -201,19 +222,15 @@ def cmd_version() -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; errors become one line on stderr and an exit code."""
+    """Run one command; errors become one line on stderr and an exit code (never 1)."""
     args = build_parser().parse_args(argv)
+    if missing_action(args):  # `reviewflow`, `reviewflow config`: the help, and exit 2
+        args.help_parser.print_help()
+        return 2
     env = dict(os.environ)
+    log = run_log_path(home_dir(env))
     try:
-        if args.command == "review":
-            return cmd_review(args, env)
-        if args.command == "rules":
-            return cmd_rules_check(args, env)
-        if args.command == "config":
-            return cmd_config(args, env)
-        if args.command == "schema":
-            return cmd_schema()
-        return cmd_version()
+        return _dispatch(args, env, log)
     except ReviewError as exc:
         sys.stderr.write(f"reviewflow: error: {_one_line(str(exc))}\n")
         return exc.exit_code
@@ -222,6 +239,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # noqa: BLE001 - the last resort: exit 2 and one line, never 1
+        return _unexpected(exc, log, verbose=getattr(args, "verbose", False))
+
+
+def _dispatch(args: argparse.Namespace, env: Mapping[str, str], log: Path) -> int:
+    if args.command == "review":
+        return cmd_review(args, env, log)
+    if args.command == "rules":
+        return cmd_rules_check(args, env)
+    if args.command == "config":
+        return cmd_config(args, env)
+    if args.command == "schema":
+        return cmd_schema()
+    return cmd_version()
+
+
+def _unexpected(exc: Exception, log: Path, *, verbose: bool) -> int:
+    """An environment failure or a bug: the traceback to the log (and stderr if verbose)."""
+    details = record_traceback(exc, log)
+    if verbose:
+        traceback.print_exception(exc, file=sys.stderr)
+    sys.stderr.write(f"reviewflow: error: {describe_failure(exc, os.environ, details)}\n")
+    return 2
 
 
 def _one_line(text: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from typing import NoReturn
 
 from reviewflow.config import ConsoleMode, Protocol
@@ -59,6 +60,9 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
     review.add_argument("--max-context-tool-calls", type=int, help="context tool calls per file")
     review.add_argument("--max-chunk-tokens", type=int, help="token budget per chunk")
     review.add_argument("--confidence-threshold", type=float, help="drop findings below this")
+    review.add_argument(
+        "--max-file-bytes", type=int, metavar="BYTES", help="larger files are left out (1 MiB)"
+    )
     review.add_argument("--fail-on", metavar="SEVERITIES", help="e.g. critical,high")
     review.add_argument("--no-cache", action="store_true", help="ignore cached model answers")
     model = parser.add_argument_group("model settings (the API key comes from config or env)")
@@ -74,28 +78,128 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
     output.add_argument("--language", metavar="LANG", help="report language, e.g. en-US")
     output.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     output.add_argument("--report-dir", metavar="DIR", help="directory for this review's reports")
+    output.add_argument(
+        "--verbose",
+        action="store_true",
+        help="Prefect's logs and any traceback on stderr too (always in ~/.reviewflow/logs/)",
+    )
+
+
+# (name, one-line help, description, examples) for each `config` action.
+_CONFIG_ACTIONS = (
+    (
+        "show",
+        "effective configuration, API key redacted",
+        "Print the effective configuration (defaults < config file < REVIEWFLOW_MODEL_* "
+        "environment) as YAML; the API key is shown as ********.",
+        "reviewflow config show",
+    ),
+    (
+        "get",
+        "one effective value (the API key in clear)",
+        "Print one effective value by its dotted key; model.api_key is printed in clear.",
+        "reviewflow config get model.name\n  reviewflow config get review.fail_on",
+    ),
+    (
+        "set",
+        "validate and store one value",
+        "Validate VALUE for KEY and store it in the config file (atomically, mode 0600; a "
+        "symlinked config file keeps its link). Names, keys, endpoints, paths and durations "
+        'are taken as typed, other values are read as YAML; "" unsets a value.',
+        "reviewflow config set model.name gpt-4o\n"
+        "  reviewflow config set review.fail_on critical,high\n"
+        "  reviewflow config set model.timeout 2m\n"
+        '  reviewflow config set output.sarif ""',
+    ),
+    (
+        "path",
+        "path of the config file",
+        "Print where the config file is (REVIEWFLOW_HOME moves it).",
+        "reviewflow config path",
+    ),
+    (
+        "test",
+        "send one tiny request with the effective model settings",
+        "Send one tiny request with the effective model settings and say what works or what "
+        "is wrong (placeholder model, missing key, unreachable endpoint, rejected key, unknown "
+        "model, wrong endpoint). Exit 0 when the model answered, 2 otherwise.",
+        "REVIEWFLOW_MODEL_NAME=gpt-4o OPENAI_API_KEY=sk-... reviewflow config test",
+    ),
+)
+
+
+def _sub_parser(
+    sub: argparse._SubParsersAction[_Parser], name: str, help_: str, description: str, example: str
+) -> _Parser:
+    label = "examples" if "\n" in example else "example"
+    return sub.add_parser(
+        name,
+        help=help_,
+        description=textwrap.fill(description, 88),
+        epilog=f"{label}:\n  {example}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
 
 
 def _add_config_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
-    config = sub.add_parser(
+    config = _sub_parser(
+        sub,
         "config",
-        help="show or change ~/.reviewflow/config.yaml",
-        description="Show or change the configuration (REVIEWFLOW_HOME moves the home).",
+        "show or change ~/.reviewflow/config.yaml",
+        "Show or change the configuration (REVIEWFLOW_HOME moves the home).",
+        "reviewflow config set model.name gpt-4o",
     )
-    actions = config.add_subparsers(dest="config_action", required=True, metavar="ACTION")
-    actions.add_parser("show", help="effective configuration, API key redacted")
-    get = actions.add_parser("get", help="one effective value (the API key in clear)")
-    get.add_argument("key", help="dotted key, e.g. model.name")
-    set_ = actions.add_parser("set", help="validate and store one value")
-    set_.add_argument("key", help="dotted key, e.g. review.fail_on")
-    set_.add_argument("value", help="new value, e.g. critical,high or 120s")
-    actions.add_parser("path", help="path of the config file")
-    actions.add_parser("test", help="send one tiny request with the effective model settings")
+    config.set_defaults(help_parser=config)
+    actions = config.add_subparsers(dest="config_action", metavar="ACTION")
+    parsers = {spec[0]: _sub_parser(actions, *spec) for spec in _CONFIG_ACTIONS}
+    parsers["get"].add_argument("key", help="dotted key, e.g. model.name")
+    parsers["set"].add_argument("key", help="dotted key, e.g. review.fail_on")
+    parsers["set"].add_argument("value", help="new value, e.g. critical,high or 120s")
+
+
+def _add_rules_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
+    rules = _sub_parser(
+        sub,
+        "rules",
+        "inspect rule resolution",
+        "Inspect which rule a path is reviewed by.",
+        "reviewflow rules check src/app.py",
+    )
+    rules.set_defaults(help_parser=rules)
+    rules_sub = rules.add_subparsers(dest="rules_action", metavar="ACTION")
+    check = _sub_parser(
+        rules_sub,
+        "check",
+        "which rule applies to a path, and whether it is reviewed",
+        "Show the rule that applies to PATH and the filter's decision for it.",
+        "reviewflow rules check src/app.py --rule team-rules.json --json",
+    )
+    check.add_argument("path", help="repository-relative path")
+    check.add_argument("--rule", dest="custom_rule", metavar="FILE", help="extra rules.json")
+    check.add_argument("--repo", default=".", help="repository (default: current dir)")
+    check.add_argument("--json", action="store_true", help="print JSON")
+
+
+MAIN_EPILOG = """\
+examples:
+  reviewflow review --preview --commit HEAD    what a review of the last commit would cover
+  reviewflow review --from origin/main --to HEAD --json report.json
+  reviewflow config set model.name gpt-4o
+  reviewflow config test                       check the model settings with one request
+
+Run `reviewflow COMMAND --help` for a command's flags.
+"""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="reviewflow", description=DESCRIPTION)
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser = _Parser(
+        prog="reviewflow",
+        description=DESCRIPTION,
+        epilog=MAIN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.set_defaults(help_parser=parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     review = sub.add_parser(
         "review",
         help="review a Git change",
@@ -105,18 +209,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_change_flags(review)
     _add_setting_flags(review)
-    rules = sub.add_parser("rules", help="inspect rule resolution")
-    rules_sub = rules.add_subparsers(dest="rules_action", required=True, metavar="ACTION")
-    check = rules_sub.add_parser(
-        "check",
-        help="which rule applies to a path, and whether it is reviewed",
-        description="Show the rule that applies to PATH and the filter's decision for it.",
-    )
-    check.add_argument("path", help="repository-relative path")
-    check.add_argument("--rule", dest="custom_rule", metavar="FILE", help="extra rules.json")
-    check.add_argument("--repo", default=".", help="repository (default: current dir)")
-    check.add_argument("--json", action="store_true", help="print JSON")
+    _add_rules_commands(sub)
     _add_config_commands(sub)
-    sub.add_parser("schema", help="print the JSON Schema of the JSON report")
-    sub.add_parser("version", help="version, commit and build time")
+    _sub_parser(
+        sub,
+        "schema",
+        "print the JSON Schema of the JSON report",
+        "Print the JSON Schema (draft 2020-12) that every JSON report validates against.",
+        "reviewflow schema > review-report.schema.json",
+    )
+    _sub_parser(
+        sub,
+        "version",
+        "version, commit and build time",
+        "Print reviewflow's version, the commit it was built from and the build time.",
+        "reviewflow version",
+    )
     return parser
+
+
+def missing_action(args: argparse.Namespace) -> bool:
+    """True when a command or a command's action was not given (its help is then shown)."""
+    if args.command is None:
+        return True
+    return getattr(args, f"{args.command}_action", "") is None

@@ -65,7 +65,7 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
     """Review one change: diff, files and rules, the model stages per file, findings, reports."""
     started = datetime.now(UTC)
     change = collect_diff(request, config.review.context_lines)
-    scope = select_files(change, request)
+    scope = select_files(change, request, config.review.max_file_bytes)
     jobs = chunk_files(scope, config.review, config.output.language)
     reviewed = ReviewedFiles.of([item.file for item in scope.selection.kept])
     stages = run_model_stages(

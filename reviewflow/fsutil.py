@@ -1,42 +1,88 @@
-"""File writing that never leaves a half-written file behind."""
+"""The one way reviewflow writes a file: where the user meant, never half-written."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+import stat
 import sys
 import tempfile
 from pathlib import Path
 
 from reviewflow.errors import OutputError
 
+# This process's own descriptors: written through the descriptor itself (sharing its offset
+# with what else goes to stdout), never renamed over the file the shell holds open.
+_FD_PATH = re.compile(r"/dev/(?:std(out|err)|fd/(\d+))|/proc/self/fd/(\d+)")
+
 
 def write_output(target: str | Path, data: bytes | str, mode: int = 0o600) -> None:
-    """The one way reviewflow writes a file: reports, config, artifacts' local copies.
+    """Write `data` to `target` as the user meant it; OutputError (one line) if it cannot.
 
-    `-` is stdout. (Being reworked: symlinks followed, FIFOs and devices written in place.)
+    `-` is stdout. A symlink is followed and its target replaced atomically. A FIFO, a device or
+    /dev/stdout (/dev/fd/N) is written in place, never replaced. A directory is an error. A file
+    reviewflow creates gets `mode`; an existing file keeps its own.
     """
     payload = data.encode("utf-8") if isinstance(data, str) else data
-    if str(target) == "-":
-        sys.stdout.flush()
-        sys.stdout.buffer.write(payload)
-        sys.stdout.buffer.flush()
-        return
-    atomic_write_bytes(Path(target), payload, mode)
-
-
-def atomic_write_bytes(path: Path, data: bytes, mode: int = 0o600) -> None:
-    """Write `data` to a temporary file beside `path`, then rename it into place."""
+    descriptor = 1 if str(target) == "-" else _descriptor(str(target))
     try:
-        _write_then_rename(path, data, mode)
+        if descriptor is not None:
+            _write_descriptor(descriptor, payload)
+        else:
+            _write(Path(target), payload, mode)
     except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise OutputError(f"cannot write {target}: {exc.strerror or exc}") from None
+
+
+def _descriptor(target: str) -> int | None:
+    """The descriptor `/dev/stdout`, `/dev/stderr`, `/dev/fd/N` or `/proc/self/fd/N` names."""
+    found = _FD_PATH.fullmatch(target)
+    if found is None:
+        return None
+    std, number, proc = found.groups()
+    if std is not None:
+        return 1 if std == "out" else 2
+    return int(number or proc)
+
+
+def _write_descriptor(fd: int, data: bytes) -> None:
+    if fd in (1, 2):
+        stream = sys.stdout if fd == 1 else sys.stderr
+        stream.flush()
+        stream.buffer.write(data)
+        stream.buffer.flush()
+        return
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _write(path: Path, data: bytes, mode: int) -> None:
+    real = Path(os.path.realpath(path))  # follows every link, also a dangling one's target
+    try:
+        info = os.stat(real)
+    except FileNotFoundError:
+        real.parent.mkdir(parents=True, exist_ok=True)
+        _write_then_rename(real, data, mode)
+        return
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(21, "is a directory")
+    if not stat.S_ISREG(info.st_mode):
+        _write_in_place(real, data)
+        return
+    _write_then_rename(real, data, stat.S_IMODE(info.st_mode))
+
+
+def _write_in_place(path: Path, data: bytes) -> None:
+    """A FIFO or a device: opened and written, never created or replaced."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOCTTY)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
 
 
 def _write_then_rename(path: Path, data: bytes, mode: int) -> None:
-    if path.is_dir():
-        raise IsADirectoryError(21, "is a directory")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write `data` to a temporary file beside `path`, then rename it into place."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, mode)
@@ -49,7 +95,3 @@ def _write_then_rename(path: Path, data: bytes, mode: int) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-
-
-def atomic_write_text(path: Path, text: str, mode: int = 0o600) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), mode)

@@ -19,6 +19,9 @@ class ReviewRequest(BaseModel):
     from_ref: str | None = None
     to_ref: str | None = None
     diff_source: str | None = None
+    """`-` for stdin, or the diff file as the user named it."""
+    stdin_copy: str | None = None
+    """Where the CLI saved a diff read from stdin, for the review's tasks to read."""
     custom_rule: str | None = None
     trusted_ref: str | None = None
     no_cache: bool = False
@@ -74,12 +77,19 @@ class ReviewRequest(BaseModel):
             ci_variables=ci_variables,
         )
 
+    @property
+    def mode_name(self) -> str:
+        """The mode as reports name it: `diff` for a diff file, `stdin` for `--diff -`."""
+        if self.mode is DiffMode.STDIN and self.diff_source != "-":
+            return "diff"
+        return self.mode.value
+
     def change_spec(self, context_lines: int) -> ChangeSpec:
         return ChangeSpec(
             mode=self.mode,
             commit=self.commit,
             from_ref=self.from_ref,
             to_ref=self.to_ref,
-            diff_source=self.diff_source,
+            diff_source=self.stdin_copy or self.diff_source,
             context_lines=context_lines,
         )

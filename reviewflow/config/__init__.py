@@ -4,7 +4,6 @@ from reviewflow.config.load import (
     build_config,
     config_as_dict,
     config_path,
-    describe_validation_error,
     env_overrides,
     home_dir,
     load_config,
@@ -12,6 +11,7 @@ from reviewflow.config.load import (
     read_config_file,
     redact_secret,
 )
+from reviewflow.config.messages import describe_validation_error, known_keys
 from reviewflow.config.schema import (
     DEFAULT_ENDPOINTS,
     ENV_PREFIX,
@@ -28,7 +28,7 @@ from reviewflow.config.schema import (
     format_duration,
     parse_duration,
 )
-from reviewflow.config.store import get_value, known_keys, set_value
+from reviewflow.config.store import get_value, set_value
 
 __all__ = [
     "DEFAULT_ENDPOINTS",

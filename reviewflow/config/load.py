@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 from pydantic import SecretStr, ValidationError
 
+from reviewflow.config.messages import ENV_SOURCE, FLAGS_SOURCE, describe_validation_error
 from reviewflow.config.schema import ENV_PREFIX, KEY_FALLBACK_ENV, Config, Protocol
 from reviewflow.errors import ConfigError
 
@@ -56,15 +57,6 @@ def build_config(data: Mapping[str, Any], source: str) -> Config:
         raise ConfigError(describe_validation_error(exc, source)) from None
 
 
-def describe_validation_error(exc: ValidationError, source: str) -> str:
-    err = exc.errors()[0]
-    key = ".".join(str(p) for p in err["loc"])
-    if err["type"] == "extra_forbidden":
-        return f"unknown config key '{key}' in {source}"
-    message = err["msg"].removeprefix("Value error, ")
-    return f"invalid value for '{key}' in {source}: {message}"
-
-
 def env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
     """Model settings taken from `REVIEWFLOW_MODEL_*` variables."""
     out: dict[str, Any] = {}
@@ -95,9 +87,9 @@ def load_config(
     file_data = read_config_file(path)
     build_config(file_data, str(path))
     data = merge(file_data, {"model": env_overrides(env)})
-    build_config(data, "REVIEWFLOW_MODEL_* environment")
+    build_config(data, ENV_SOURCE)
     data = merge(data, flags or {})
-    config = build_config(data, "command-line flags")
+    config = build_config(data, FLAGS_SOURCE)
     file_protocol = str((file_data.get("model") or {}).get("protocol", Protocol.OPENAI.value))
     if "api_key" not in env_overrides(env) and config.model.protocol.value != file_protocol:
         config.model.api_key = None  # the file's key belongs to the file's protocol

@@ -130,6 +130,7 @@ class ReviewSettings(_Section):
     max_context_tool_calls: int = Field(10, ge=0, le=200)
     max_chunk_tokens: int = Field(12000, ge=1000, le=2_000_000)
     confidence_threshold: float = Field(0.75, ge=0.0, le=1.0)
+    max_file_bytes: int = Field(1 << 20, ge=1024, le=64 << 20)
     fail_on: list[Severity] = Field(default_factory=lambda: [Severity.CRITICAL, Severity.HIGH])
 
     @field_validator("fail_on", mode="before")
@@ -142,10 +143,12 @@ class ReviewSettings(_Section):
 
 class ModelSettings(_Section):
     protocol: Protocol = Protocol.OPENAI
-    name: str = Field(PLACEHOLDER_MODEL, min_length=1)
+    name: str = Field(PLACEHOLDER_MODEL, min_length=1, description="a model name, e.g. gpt-4o")
     endpoint: str | None = None
     api_key: SecretStr | None = None
-    timeout: Duration = 120.0
+    timeout: Duration = Field(
+        120.0, description="a positive duration such as 120s, 2m, 1m30s or 500ms, at most one day"
+    )
 
     @field_validator("api_key", mode="before")
     @classmethod
@@ -177,7 +180,11 @@ class OutputSettings(_Section):
     markdown: str | None = "review-report.md"
     sarif: str | None = "review-report.sarif"
     console: ConsoleMode = ConsoleMode.DETAILED
-    language: str = Field("en-US", pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$")
+    language: str = Field(
+        "en-US",
+        pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$",
+        description="a language tag such as en-US or de",
+    )
     progress: bool = True
     report_dir: str | None = None
 

@@ -14,21 +14,10 @@ from reviewflow.config.load import (
     merge,
     read_config_file,
 )
-from reviewflow.config.schema import Config, ModelSettings, OutputSettings, ReviewSettings
+from reviewflow.config.messages import known_keys
+from reviewflow.config.schema import Config
 from reviewflow.errors import ConfigError
-from reviewflow.fsutil import atomic_write_text
-
-
-def known_keys() -> list[str]:
-    keys = []
-    for section, model in (
-        ("review", ReviewSettings),
-        ("model", ModelSettings),
-        ("output", OutputSettings),
-    ):
-        for name, info in model.model_fields.items():
-            keys.append(f"{section}.{info.alias or name}")
-    return keys
+from reviewflow.fsutil import write_output
 
 
 def get_value(config: Config, key: str) -> Any:
@@ -66,7 +55,7 @@ def set_value(home: Path, key: str, raw: str) -> Path:
     data = read_config_file(path)
     section, name = key.split(".", 1)
     updated = merge(data, {section: {name: _parse_cli_value(key, raw)}})
-    build_config(updated, "value")
+    build_config(updated, "")
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
-    atomic_write_text(path, yaml.safe_dump(updated, sort_keys=False, allow_unicode=True))
+    write_output(path, yaml.safe_dump(updated, sort_keys=False, allow_unicode=True))
     return path

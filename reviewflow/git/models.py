@@ -98,6 +98,8 @@ class FileDiff:
     similarity: int | None = None
     hunks: tuple[Hunk, ...] = ()
     is_symlink: bool = False
+    unread_bytes: int | None = None
+    """Set for a file too large to read (untracked files only): its size in bytes."""
 
     @property
     def added(self) -> int:

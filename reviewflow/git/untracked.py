@@ -15,7 +15,7 @@ from reviewflow.git.runner import run_git
 # Git calls a blob binary when its first 8000 bytes hold a NUL; we do the same.
 _BINARY_PROBE = 8000
 _MIB = 1 << 20
-# Untracked files larger than this are not read (nor reviewed): they count as binary.
+# Untracked files larger than this are not read; the filter leaves them out as too large.
 MAX_UNTRACKED_BYTES = 16 * _MIB
 
 
@@ -66,18 +66,11 @@ def _entry(full: bytes) -> tuple[str, bytes | None, int] | None:
     return mode, data, len(data)
 
 
-def _too_large(path: str, size: int) -> str:
-    return (
-        f"untracked file {path!r} is {size / _MIB:.1f} MiB: not read "
-        f"(limit {MAX_UNTRACKED_BYTES // _MIB} MiB)"
-    )
-
-
 def untracked_files(root: Path, digest: hashlib._Hash) -> tuple[list[FileDiff], list[str]]:
     """Added-file diffs for every untracked, not ignored file; warnings for skipped ones.
 
-    A file over MAX_UNTRACKED_BYTES is not read: it is an added binary file (as git calls
-    files over `core.bigFileThreshold` binary), with a warning.
+    A file over MAX_UNTRACKED_BYTES is not read: it is an added file with no hunks and its
+    size in `unread_bytes` (the filter leaves it out as too large, as in every other mode).
     """
     listing = run_git(root, ["ls-files", "--others", "--exclude-standard", "-z"])
     base = os.fsencode(root)
@@ -99,8 +92,7 @@ def untracked_files(root: Path, digest: hashlib._Hash) -> tuple[list[FileDiff], 
         mode, data, size = found
         if data is None:
             digest.update(b"untracked-unread\0%s\0%s\0%d\0" % (raw, mode.encode(), size))
-            files.append(FileDiff(path, None, FileStatus.ADDED, binary=True, new_mode=mode))
-            warnings.append(_too_large(path, size))
+            files.append(FileDiff(path, None, FileStatus.ADDED, new_mode=mode, unread_bytes=size))
             continue
         digest.update(b"untracked\0%s\0%s\0%d\0" % (raw, mode.encode(), len(data)))
         digest.update(data)

@@ -152,6 +152,8 @@ def status_error(
         return ProviderAuthError(f"{base} (API key rejected){suffix}")
     if status == 404:
         return ModelNotFoundError(f"{base} (unknown model or wrong endpoint){suffix}")
+    if status == 501:  # Not Implemented: the wrong URL or protocol, never worth a retry
+        return RequestRejectedError(f"{base} (not implemented: wrong endpoint or protocol){suffix}")
     if status in (408, 429) or status >= 500:
         return RetryableStatusError(f"{base}{suffix}")
     return RequestRejectedError(f"{base}{suffix}")

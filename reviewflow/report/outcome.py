@@ -48,6 +48,7 @@ class ReviewMetadata(_Record):
     base_sha: str | None = None
     head_sha: str | None = None
     trusted_ref: str | None = None
+    diff_file: str | None = None  # the `--diff FILE` read (mode "diff")
     model: ModelInfo
     language: str = "en-US"
     tool_version: str

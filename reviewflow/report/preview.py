@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from reviewflow import __version__
-from reviewflow.report.textsafe import json_safe, terminal_text
+from reviewflow.report.textsafe import for_terminal, json_safe, terminal_text
 from reviewflow.request import ReviewRequest
 from reviewflow.rules.models import ResolvedRule
 from reviewflow.select.filtering import SelectedFile
@@ -29,7 +29,8 @@ def change_metadata(scope: Scope, request: ReviewRequest) -> dict[str, Any]:
     change = scope.change
     return {
         "repository": str(change.repo_root),
-        "mode": change.spec.mode.value,
+        "mode": request.mode_name,
+        "diff_file": request.diff_source if request.mode_name == "diff" else None,
         "from": request.from_ref,
         "to": request.to_ref,
         "commit": request.commit,
@@ -92,28 +93,34 @@ def render_preview(doc: dict[str, Any]) -> str:
     return terminal_text(_render(doc))
 
 
+def _padded(paths: list[str]) -> list[str]:
+    """Paths escaped as the console shows them, padded to one column width."""
+    shown = [for_terminal(path) for path in paths]
+    width = max(map(len, shown), default=0)
+    return [path.ljust(width) for path in shown]
+
+
 def _render(doc: dict[str, Any]) -> list[str]:
     meta = doc["metadata"]
-    lines = [f"Preview of {meta['mode']} change in {meta['repository']}"]
+    source = f" {meta['diff_file']}" if meta["diff_file"] else ""
+    lines = [f"Preview of {meta['mode']}{source} change in {meta['repository']}"]
     if meta["base_sha"] or meta["head_sha"]:
         lines.append(f"  base {meta['base_sha'] or '-'}  head {meta['head_sha'] or '-'}")
     if meta["trusted_ref"]:
         lines.append(f"  repository rules read from trusted ref {meta['trusted_ref']}")
     files = doc["files"]
     lines += ["", f"Reviewed files ({len(files)}):"]
-    width = max((len(f["path"]) for f in files), default=0)
-    for item in files:
+    paths = _padded([f["path"] for f in files])
+    for path, item in zip(paths, files, strict=True):
         extra = f"  [included by {item['included_by']}]" if item["included_by"] else ""
         counts = f"+{item['added']} -{item['removed']}"
-        lines.append(
-            f"  {item['path']:<{width}}  {counts:>11}  {_describe_rule(item['rule'])}{extra}"
-        )
+        lines.append(f"  {path}  {counts:>11}  {_describe_rule(item['rule'])}{extra}")
     excluded = doc["excluded_files"]
     lines += ["", f"Excluded files ({len(excluded)}):"]
-    width = max((len(f["path"]) for f in excluded), default=0)
-    for ex in excluded:
+    paths = _padded([ex["path"] for ex in excluded])
+    for path, ex in zip(paths, excluded, strict=True):
         detail = f" ({ex['detail']})" if ex["detail"] else ""
-        lines.append(f"  {ex['path']:<{width}}  {ex['reason']}{detail}")
+        lines.append(f"  {path}  {ex['reason']}{detail}")
     if doc["warnings"]:
         lines += ["", f"Warnings ({len(doc['warnings'])}):"]
         lines.extend(f"  [{w['code']}] {w['message']}" for w in doc["warnings"])

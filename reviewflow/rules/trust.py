@@ -2,9 +2,10 @@
 
 `--trusted-ref` always wins (also locally; `HEAD` trusts the checked-out commit). Outside CI the
 working tree is read. In CI the change's base is used: the caller passes the merge-base of a
-range as `base_sha`, and None for commit, workspace and stdin changes (a commit's parent may
-belong to the same pull request; a checkout's HEAD is the change under review). Without a base
-the run fails closed with TrustError, so a change can never supply the rules it is reviewed by.
+range or the parent of a commit as `base_sha`, and None for workspace and diff changes (a
+checkout's HEAD is the change under review) and a root commit. Without a base the run fails
+closed with TrustError, so a change can never supply the rules it is reviewed by. (A commit's
+parent may be an earlier commit of the same pull request: a pull request is reviewed as a range.)
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def choose_trusted_ref(
         return base_sha
     names = ", ".join(ci_vars)
     raise TrustError(
-        f"running in CI ({names} set) with no trusted base for .reviewflow/rules.json: "
-        "pass --trusted-ref <base ref> (e.g. origin/main), or --trusted-ref HEAD to trust "
-        "the checkout"
+        f"running in CI ({names} set) with no trusted base for .reviewflow/rules.json "
+        "(a workspace, a diff or a root commit): pass --trusted-ref <base ref> "
+        "(e.g. origin/main), or --trusted-ref HEAD to trust the checkout"
     )

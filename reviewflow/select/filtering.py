@@ -22,6 +22,7 @@ class ExcludeReason(StrEnum):
     USER_EXCLUDE = "user_exclude"
     UNSUPPORTED_EXT = "unsupported_ext"
     DEFAULT_PATH = "default_path"
+    TOO_LARGE = "too_large"
 
 
 SUPPORTED_EXTENSIONS = frozenset(
@@ -102,13 +103,21 @@ class Selection:
 
 
 def select_files(
-    files: Iterable[FileDiff], rules: RuleSet, worktree: Path | None = None
+    files: Iterable[FileDiff],
+    rules: RuleSet,
+    worktree: Path | None = None,
+    max_file_bytes: int | None = None,
 ) -> Selection:
-    """Apply the filter in 000 §6 order; `worktree` also rejects paths escaping through symlinks."""
+    """Apply the filter in 000 §6 order, then the size limit (None: no limit, for a path probe).
+
+    `worktree` also rejects paths escaping through symlinks.
+    """
     kept: list[SelectedFile] = []
     excluded: list[ExcludedFile] = []
     for diff in files:
         reason, detail, included_by = _classify(diff, rules, worktree)
+        if reason is None and max_file_bytes is not None:
+            reason, detail = _size_check(diff, max_file_bytes)
         if reason is None:
             kept.append(SelectedFile(diff, rules.resolve(diff.path), included_by))
         else:
@@ -138,6 +147,33 @@ def _classify(
     if why is not None:
         return ExcludeReason.DEFAULT_PATH, why, None
     return None, None, None
+
+
+def _size_check(diff: FileDiff, limit: int) -> tuple[ExcludeReason | None, str | None]:
+    """TOO_LARGE when the file's diff text (or an unread file's size) is over `limit` bytes."""
+    if diff.unread_bytes is not None:
+        return ExcludeReason.TOO_LARGE, f"{_size(diff.unread_bytes)} file not read, {_limit(limit)}"
+    size = diff_text_bytes(diff, limit)
+    if size > limit:
+        return ExcludeReason.TOO_LARGE, f"{_size(size)} of diff text, {_limit(limit)}"
+    return None, None
+
+
+def diff_text_bytes(diff: FileDiff, limit: int) -> int:
+    """The UTF-8 size of the file's hunk lines (exact up to `limit`, and above it past it)."""
+    lines = [line for hunk in diff.hunks for line in hunk.body]
+    chars = sum(len(line) + 1 for line in lines)
+    if chars > limit or chars * 4 <= limit:  # a UTF-8 character is 1 to 4 bytes
+        return chars
+    return sum(len(line.encode("utf-8", "surrogateescape")) + 1 for line in lines)
+
+
+def _size(size: int) -> str:
+    return f"{size / (1 << 20):.1f} MiB" if size >= 1 << 20 else f"{size} bytes"
+
+
+def _limit(limit: int) -> str:
+    return f"limit {_size(limit)} (review.max_file_bytes)"
 
 
 def _has_specific_system_rule(rules: RuleSet, path: str) -> bool:

@@ -41,15 +41,18 @@ def collect(request: ReviewRequest, context_lines: int, stdin: BinaryIO | None =
     return collect_change(root, request.change_spec(context_lines), stdin)
 
 
-def select(change: Change, request: ReviewRequest) -> Scope:
+def select(change: Change, request: ReviewRequest, max_file_bytes: int) -> Scope:
     """Load the rules (from a trusted ref in CI) and filter the change's files.
 
-    Every input is on the request (home, CI variables), none in the environment.
+    Every input is a parameter or on the request (home, CI variables), none in the environment;
+    a file whose diff text is over `max_file_bytes` is left out as too large.
     """
     custom = Path(request.custom_rule) if request.custom_rule else None
-    # Only a range has a base its author did not write: a commit's parent may be the same PR's.
-    base = change.base_sha if change.spec.mode is DiffMode.RANGE else None
+    # A range's merge-base, a commit's parent: what the change was made against. Workspace and
+    # diff changes have no base the change could not have written.
+    base = change.base_sha if change.spec.mode in (DiffMode.RANGE, DiffMode.COMMIT) else None
     trusted = choose_trusted_ref(request.ci_variables, request.trusted_ref, base)
     rules = load_rules(change.repo_root, Path(request.home), custom, trusted)
     worktree = change.repo_root if change.snapshot_ref is None else None
-    return Scope(change, rules, select_files(change.files, rules, worktree), trusted)
+    selection = select_files(change.files, rules, worktree, max_file_bytes)
+    return Scope(change, rules, selection, trusted)

@@ -143,7 +143,10 @@ def test_bad_flag_value(
 ) -> None:
     args = [*review_cmd, "--repo", str(committed.root), "--fail-on", "urgent"]
     err = run_failing(capsys, tmp_path, args)
-    assert "review.fail_on" in err
+    assert err == (
+        "reviewflow: error: invalid value for --fail-on: 'urgent' "
+        "(accepted: one or more of critical, high, medium, low, e.g. critical,high)\n"
+    )
 
 
 def test_ci_without_trusted_ref_fails_closed(
@@ -194,3 +197,113 @@ def test_odd_file_names_are_escaped_in_output(
     doc = json.loads(out.read_text(encoding="utf-8"))
     paths = {f["path"] for f in doc["files"]} | {e["path"] for e in doc["excluded_files"]}
     assert "caf\\xe9.py" in paths
+
+
+def test_escaped_names_keep_the_columns_aligned(
+    repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo.write("evil\x1b[2J.txt", "x = 1\n")
+    repo.write("plain_name_longer.md", "x = 1\n")
+    assert main(["review", "--preview", "--repo", str(repo.root)]) == 0
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith(("  evil", "  plain"))]
+    assert len(rows) == 2 and "  evil\\x1b[2J.txt  " in out
+    columns = {
+        row.index(" invalid_path") if "invalid" in row else row.index(" unsupported")
+        for row in rows
+    }
+    assert len(columns) == 1, rows
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--max-file-bytes", "10"], "--max-file-bytes: 10 (accepted: an integer from 1024 to"),
+        (["--concurrency", "0"], "--concurrency: 0 (accepted: an integer from 1 to 64)"),
+        (["--timeout", "1y"], "--timeout: '1y' (accepted: a positive duration such as 120s"),
+        (["--model", ""], "--model: '' (accepted: a model name, e.g. gpt-4o)"),
+    ],
+)
+def test_bad_flag_values_name_flag_value_and_accepted(
+    review_cmd: list[str],
+    committed: GitRepo,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    flags: list[str],
+    message: str,
+) -> None:
+    err = run_failing(capsys, tmp_path, [*review_cmd, "--repo", str(committed.root), *flags])
+    assert err.startswith(f"reviewflow: error: invalid value for {message}"), err
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        (
+            "review.fail_on",
+            "critical,urgent",
+            "'review.fail_on': 'urgent' (accepted: one or more of critical, high, medium, low",
+        ),
+        ("review.concurrency", "abc", "'review.concurrency': 'abc' (accepted: an integer from 1"),
+        ("model.protocol", "openia", "'model.protocol': 'openia' (accepted: openai, anthropic or"),
+        ("output.progress", "maybe", "'output.progress': 'maybe' (accepted: true or false)"),
+        ("output.language", "en_US", "'output.language': 'en_US' (accepted: a language tag"),
+    ],
+)
+def test_config_set_refusals_name_key_value_and_accepted(
+    rf_home: Path, capsys: pytest.CaptureFixture[str], key: str, value: str, message: str
+) -> None:
+    assert main(["config", "set", key, value]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"reviewflow: error: invalid value for {message}"), err
+    assert err.count("\n") == 1 and " in value" not in err and "Input should" not in err
+    assert not (rf_home / "config.yaml").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "model: gpt-4o\n",
+            "'model' in {path}: 'gpt-4o' (accepted: a section with the keys protocol, name, "
+            "endpoint, api_key, timeout; e.g. model: {{name: ...}})",
+        ),
+        (
+            "review:\n  fail_on: [high, nope]\n",
+            "'review.fail_on' in {path}: 'nope' (accepted: one or more of critical, high",
+        ),
+    ],
+)
+def test_config_file_refusals_in_user_terms(
+    rf_home: Path,
+    committed: GitRepo,
+    capsys: pytest.CaptureFixture[str],
+    text: str,
+    message: str,
+) -> None:
+    path = rf_home / "config.yaml"
+    path.write_text(text)
+    for argv in (["config", "show"], ["review", "--preview", "--repo", str(committed.root)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"reviewflow: error: invalid value for {message.format(path=path)}")
+        assert err.count("\n") == 1 and "ModelSettings" not in err
+
+
+def test_environment_refusal_names_the_variable(
+    committed: GitRepo,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("REVIEWFLOW_MODEL_TIMEOUT", "soon")
+    err = run_failing(capsys, tmp_path, ["review", "--preview", "--repo", str(committed.root)])
+    assert err.startswith("reviewflow: error: invalid value for REVIEWFLOW_MODEL_TIMEOUT: 'soon'")
+
+
+def test_json_path_that_is_a_directory(
+    committed: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["review", "--preview", "--repo", str(committed.root), "--json", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err == f"reviewflow: error: cannot write {tmp_path}: is a directory\n"

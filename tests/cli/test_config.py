@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import stat
 from pathlib import Path
 
@@ -185,20 +186,38 @@ def test_version_names_version_commit_and_build_time(capsys: pytest.CaptureFixtu
     assert "build time " in out
 
 
-def test_every_command_has_help(capsys: pytest.CaptureFixture[str]) -> None:
-    for argv in (
+@pytest.mark.parametrize(
+    "argv",
+    [
         [],
         ["review"],
         ["rules"],
         ["rules", "check"],
         ["config"],
-        ["config", "set"],
+        *(["config", action] for action in ("show", "get", "set", "path", "test")),
         ["version"],
-    ):
-        with pytest.raises(SystemExit) as exit_info:
-            main([*argv, "--help"])
-        assert exit_info.value.code == 0
-        assert "usage: reviewflow" in capsys.readouterr().out
+    ],
+)
+def test_every_command_has_help(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([*argv, "--help"])
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: reviewflow {' '.join(argv)}".rstrip())
+    description = out.split("\n\n")[1]
+    assert len(description) > 20 and not description.startswith(("positional", "options"))
+    assert re.search(r"^(examples?|modes):$", out, re.MULTILINE), out
+    assert " reviewflow " in out.split("options:")[-1]
+
+
+@pytest.mark.parametrize("argv", [[], ["config"], ["rules"]])
+def test_a_missing_command_shows_its_help(
+    capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    assert main(argv) == 2
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: reviewflow {' '.join(argv)}".rstrip())
+    assert "example" in out
 
 
 def test_set_takes_text_values_as_typed(rf_home: Path) -> None:

@@ -93,3 +93,17 @@ def test_review_keeps_the_key_out_of_the_prefect_environment(
     assert env["DO_NOT_TRACK"] == "1" and env["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false"
     config = seen["config"]
     assert config.model.api_key.get_secret_value() == TEST_KEY  # type: ignore[attr-defined]
+
+
+def test_config_test_on_an_endpoint_that_does_not_implement_the_api(
+    wire: WireServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """HTTP 501 is the wrong URL or protocol, not a busy provider: no retry, no "try later"."""
+    use_wire(monkeypatch, wire, "openai")
+    wire.script("openai", [HttpError(501)])
+    assert main(["config", "test"]) == 2
+    out = capsys.readouterr().out
+    assert "HTTP 501 (not implemented: wrong endpoint or protocol)" in out
+    assert "check model.protocol and model.endpoint" in out
+    assert "try again later" not in out
+    assert len(wire.requests()) == 1

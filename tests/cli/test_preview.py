@@ -114,8 +114,21 @@ def test_stdin_diff(repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     diff = repo.git("diff").encode()
     monkeypatch.setattr(sys, "stdin", binary_stdin(diff))
     doc = preview_json(repo, tmp_path, "--diff", "-")
-    assert doc["metadata"]["mode"] == "stdin"
+    assert (doc["metadata"]["mode"], doc["metadata"]["diff_file"]) == ("stdin", None)
     assert [f["path"] for f in doc["files"]] == ["a.py"]
+
+
+def test_diff_file_is_reported_as_diff_with_its_name(
+    repo: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo.write("a.py", "x = 1\n")
+    repo.commit("base")
+    repo.write("a.py", "x = 2\n")
+    patch = tmp_path / "change.patch"
+    patch.write_bytes(repo.git("diff").encode())
+    doc = preview_json(repo, tmp_path, "--diff", str(patch))
+    assert (doc["metadata"]["mode"], doc["metadata"]["diff_file"]) == ("diff", str(patch))
+    assert f"Preview of diff {patch} change in" in capsys.readouterr().out
 
 
 def test_rules_check(repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:

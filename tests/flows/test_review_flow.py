@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import io
+import json
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -66,3 +70,23 @@ def test_every_stage_is_a_task_run_and_artifacts_are_published(
     assert "Lines without" in str(published[key].data)
     for artifact in artifacts:
         assert TEST_KEY not in str(artifact.data)
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_stdin_diff_is_reviewed_and_reported_as_stdin(
+    repo: GitRepo, wire: WireServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    wire.respond("openai", ScriptedReviewer({"app/settings.py": [SPLIT]}))
+    _repo(repo.root)
+    diff = repo.git("show", "--format=", "HEAD").encode()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(diff)))
+    monkeypatch.setenv("REVIEWFLOW_MODEL_NAME", "test-model")
+    monkeypatch.setenv("REVIEWFLOW_MODEL_ENDPOINT", wire.base_url("openai"))
+    monkeypatch.setenv("REVIEWFLOW_MODEL_API_KEY", TEST_KEY)
+    out = tmp_path / "out"
+    flags = ["--diff", "-", "--report-dir", str(out), "--console", "off"]
+    assert main(["review", "--repo", str(repo.root), *flags]) == 1
+
+    report = json.loads((out / "review-report.json").read_text())
+    assert (report["metadata"]["mode"], report["metadata"]["diff_file"]) == ("stdin", None)
+    assert [f["path"] for f in report["findings"]] == ["app/settings.py"]

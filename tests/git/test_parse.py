@@ -142,14 +142,32 @@ def test_binary_files_and_git_binary_patch() -> None:
         "diff --git a/img one.png b/img one.png\nindex 1..2 100644\n"
         "Binary files a/img one.png and b/img one.png differ\n"
         "diff --git a/blob.bin b/blob.bin\nnew file mode 100644\nindex 0000000..1\n"
-        "GIT binary patch\nliteral 5\nMcmZQzWMXCk0000200RI3\n\nliteral 0\nHcmV?d00001\n\n"
+        "GIT binary patch\nliteral 7\nOcmeAS@N;KiVg>*RPXTlQ\n\nliteral 6\nNcmeAS@N;Ki1ONuw0dN2S\n\n"
         "diff --git a/t b/t\nindex 1..2 100644\n--- a/t\n+++ b/t\n@@ -1 +1 @@\n-a\n+b\n"
         "Binary files old/p.bin and new/p.bin differ\n"
     )
     files = by_path(parse_unified_diff(text))
     assert files["img one.png"].binary and files["img one.png"].hunks == ()
     assert files["blob.bin"].binary and files["blob.bin"].status == FileStatus.ADDED
-    assert files["p.bin"].binary and not files["t"].binary
+    assert not files["t"].binary
+    # Without a `diff --git` header, a `Binary files` line is text to `git apply`, and to us.
+    assert "p.bin" not in files
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ("literal 7\nOcmeAS@N;KiVh>*RPXTlQ\n\n", "corrupt binary patch"),  # bad zlib data
+        ("literal 8\nOcmeAS@N;KiVg>*RPXTlQ\n\n", "corrupt binary patch"),  # wrong size
+        ("literal 7\nOcmeAS@N;KiVg>*RPXTl\n\n", "corrupt binary patch"),  # cut line
+        ("literal 7\nOcmeAS@N;KiVg>*RPXTlQ\n", "binary patch truncated at end of input"),
+        ("blob\n", "unrecognized binary patch"),
+    ],
+)
+def test_corrupt_git_binary_patch_is_refused(data: str, message: str) -> None:
+    text = "diff --git a/p.bin b/p.bin\nindex 1..2 100644\nGIT binary patch\n" + data
+    with pytest.raises(DiffParseError, match=message):
+        parse_unified_diff(text)
 
 
 def test_type_change_merges_into_one_file() -> None:
@@ -200,9 +218,9 @@ HEAD = "diff --git a/f b/f\nindex 1..2 100644\n--- a/f\n+++ b/f\n"
         (HEAD + "@@ -1 +1 @@\n-a\n+b\n+extra\n", 8),  # header count too small
         (HEAD + "@@ -1 +1 @@\n-a\n-b\n", 7),  # more removed lines than declared
         (HEAD + "@@ -x +1 @@\n", 5),  # bad hunk header
-        ("diff --git a/f b/f\n@@ -1 +1 @@\n-a\n+b\n", 2),  # hunk without ---/+++
+        ("diff --git a/f b/f\n@@ -1 +1 @@\n-a\n+b\n", 1),  # no header lines, no ---/+++
         (HEAD + "@@@ -1 -1 +1 @@@\n", 5),  # combined diff
-        ("--- a/f\nnot plus\n", 2),
+        ("--- a/f\nnot plus\n", 1),  # text: no file header
         ('diff --git "a/broken b/x\n', 1),
         (HEAD + "@@ -1 +1 @@\n-a\n+b\n" + HEAD + "@@ -1 +1 @@\n-a\n+b\n", 8),  # same path twice
     ],

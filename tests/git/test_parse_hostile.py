@@ -27,7 +27,7 @@ HEAD = "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n"
         ('diff --git a/x b/y\nrename from "x\\000"\nrename to y\n', 1, "NUL byte"),
         ("diff --git \n--- \n+++ \n@@ -1 +1 @@\n-x\n+y\n", 1, "cannot tell the file name"),
         ("diff --git \nnew file mode 100644\n", 1, "cannot tell the file name"),
-        ("Binary files  and  differ\n", 1, "cannot tell the file name"),
+        ("Binary files  and  differ\n", 1, "no file header found"),
         ("--- /dev/null\n+++ /dev/null\n@@ -0,0 +1 @@\n+x\n", 1, "cannot tell the file name"),
     ],
 )
@@ -64,8 +64,8 @@ SEED = (
     b'rename from "q\\303\\251 x"\nrename to y\nold mode 100644\nnew mode 100755\n'
     b"diff --git a/bin b/bin\nnew file mode 100644\nindex 0000000..1909429\n"
     b"Binary files /dev/null and b/bin differ\n"
-    b"diff --git a/p.bin b/p.bin\nindex 1..2 100644\nGIT binary patch\nliteral 3\nKcmZ>\n\n"
-    b"literal 3\nKcmZ>\n\n"
+    b"diff --git a/p.bin b/p.bin\nindex 1..2 100644\nGIT binary patch\nliteral 7\n"
+    b"OcmeAS@N;KiVg>*RPXTlQ\n\nliteral 6\nNcmeAS@N;Ki1ONuw0dN2S\n\n"
     b"--- old/p.c\t2024-01-01\n+++ new/p.c\t2024-01-02\n@@ -0,0 +1 @@\n+x\n"
     b"Binary files a/z and b/z differ\n"
 )

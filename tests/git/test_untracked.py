@@ -1,4 +1,4 @@
-"""Untracked files over the size limit are sized, never read: binary, with a warning."""
+"""Untracked files over the read limit are sized, never read: no hunks, their size noted."""
 
 from __future__ import annotations
 
@@ -15,16 +15,16 @@ _MIB = 1 << 20
 def test_large_untracked_file_is_not_read(repo: GitRepo) -> None:
     repo.commit("init")
     # Text first, then a 20 MiB hole: read, it would be a text file (no NUL in the first
-    # 8000 bytes) with a huge hunk; sized first, it is binary and costs no disk.
+    # 8000 bytes) with a huge hunk; sized first, it costs no disk (the filter says too_large).
     big = repo.write("big.log", "line of text\n" * 1000)
     os.truncate(big, 20 * _MIB)
     repo.write("small.py", "x = 1\n")
     change = collect(repo)
     files = by_path(change)
-    assert files["big.log"].binary and files["big.log"].hunks == ()
+    assert files["big.log"].unread_bytes == 20 * _MIB and files["big.log"].hunks == ()
     assert files["big.log"].status == FileStatus.ADDED
-    assert not files["small.py"].binary and files["small.py"].added == 1
-    assert change.warnings == ("untracked file 'big.log' is 20.0 MiB: not read (limit 16 MiB)",)
+    assert files["small.py"].unread_bytes is None and files["small.py"].added == 1
+    assert change.warnings == ()
 
 
 def test_untracked_file_at_the_limit_is_read(repo: GitRepo) -> None:

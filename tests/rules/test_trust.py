@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from flows.cli import main
 from reviewflow.errors import GitError, RulesError, TrustError
 from reviewflow.rules import RuleLayer, choose_trusted_ref, is_ci, load_rules
 from reviewflow.rules.loader import MAX_REFERENCE_BYTES
@@ -222,3 +225,36 @@ def test_reference_failures_at_ref(
     assert rules.resolve("a.py").layer is RuleLayer.SYSTEM
     [warning] = rules.warnings
     assert needle in warning.message
+
+
+def _preview_trust(repo: GitRepo, tmp_path: Path, *flags: str) -> dict[str, Any]:
+    out = tmp_path / "preview.json"
+    assert main(["review", "--preview", "--repo", str(repo.root), "--json", str(out), *flags]) == 0
+    doc: dict[str, Any] = json.loads(out.read_text())
+    return doc
+
+
+def test_in_ci_a_commit_is_reviewed_by_its_parents_rules(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base, head = _base_and_change(repo)
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    doc = _preview_trust(repo, tmp_path, "--commit", head)
+    assert doc["metadata"]["trusted_ref"] == base
+    (app,) = [f for f in doc["files"] if f["path"] == "app.py"]
+    assert app["rule"]["source"] == f".reviewflow/rules.json@{base}"  # not the commit's "**"
+
+
+def test_in_ci_a_root_commit_has_no_base_and_fails_closed(
+    repo: GitRepo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    repo.write("app.py", "x = 1\n")
+    root = repo.commit("root")
+    monkeypatch.setenv("CI", "true")
+    args = ["review", "--preview", "--repo", str(repo.root), "--commit", root]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "root commit" in err and "--trusted-ref" in err

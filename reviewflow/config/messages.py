@@ -1,0 +1,138 @@
+"""Config errors in the user's terms: the key, the bad value and what is accepted."""
+
+from __future__ import annotations
+
+import enum
+import typing
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
+
+from reviewflow.config.schema import ENV_PREFIX, Config
+
+_SECRET_KEYS = frozenset({"model.api_key"})
+ENV_SOURCE = "environment"
+FLAGS_SOURCE = "flags"
+# Flags whose name is not the key's own name.
+_FLAG_NAMES = {"model.name": "--model", "output.json": "--json"}
+
+
+def describe_validation_error(exc: ValidationError, source: str) -> str:
+    """One line for the first problem. `source`: a file, ENV_SOURCE, FLAGS_SOURCE or "" (set)."""
+    err = exc.errors()[0]
+    parts = [str(p) for p in err["loc"] if not isinstance(p, int)]  # a list item names its list
+    key = ".".join(parts)
+    where = f" in {source}" if source not in ("", ENV_SOURCE, FLAGS_SOURCE) else ""
+    if err["type"] == "extra_forbidden":
+        return f"unknown config key '{key}'{where} (known: {', '.join(known_keys())})"
+    subject = f"invalid value for {_label(key, source)}{where}"
+    section = _section(parts[0]) if len(parts) == 1 else None
+    if section is not None:  # `model: gpt-4o` where a section belongs
+        fields = _field_names(section)
+        example = "name" if "name" in fields else fields[0]
+        return (
+            f"{subject}: {_show(err['input'])} (accepted: a section with the keys "
+            f"{', '.join(fields)}; e.g. {key}: {{{example}: ...}})"
+        )
+    if key in _SECRET_KEYS:  # never echo a key
+        return f"{subject}: {_accepted(err, parts)}"
+    return f"{subject}: {_show(err['input'])} ({_accepted(err, parts)})"
+
+
+def _label(key: str, source: str) -> str:
+    """The key as the user wrote it: a flag, an environment variable, or the dotted key."""
+    section, _, name = key.partition(".")
+    if source == FLAGS_SOURCE and name:
+        return _FLAG_NAMES.get(key, "--" + name.replace("_", "-"))
+    if source == ENV_SOURCE and section == "model" and name:
+        return ENV_PREFIX + name.upper()
+    return f"'{key}'"
+
+
+def known_keys() -> list[str]:
+    """Every dotted config key, in schema order."""
+    keys: list[str] = []
+    for section in Config.model_fields:
+        model = _section(section)
+        if model is not None:
+            keys.extend(f"{section}.{name}" for name in _field_names(model))
+    return keys
+
+
+def _section(name: str) -> type[BaseModel] | None:
+    info = Config.model_fields.get(name)
+    model = info.annotation if info is not None else None
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
+def _field_names(model: type[BaseModel]) -> list[str]:
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def _field(parts: list[str]) -> FieldInfo | None:
+    model = _section(parts[0]) if len(parts) == 2 else None
+    if model is None:
+        return None
+    for name, info in model.model_fields.items():
+        if parts[1] in (name, info.alias):
+            return info
+    return None
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "no value"
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, dict | list):
+        return "a YAML mapping" if isinstance(value, dict) else "a YAML list"
+    return str(value)
+
+
+def _accepted(err: Any, parts: list[str]) -> str:
+    """What the key accepts: its own description, else read from its type and bounds."""
+    info = _field(parts)
+    if info is not None and info.description:
+        return f"accepted: {info.description}"
+    if err["type"] == "value_error":  # our validators' messages are already in user terms
+        return str(err["msg"]).removeprefix("Value error, ")
+    if info is None:
+        return f"accepted: {err['msg']}"
+    return f"accepted: {_describe_type(info)}"
+
+
+def _describe_type(info: FieldInfo) -> str:
+    annotation = info.annotation
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) is list and args and _is_enum(args[0]):
+        members = [member.value for member in args[0]]
+        return f"one or more of {', '.join(members)}, e.g. {members[0]},{members[1]}"
+    if _is_enum(annotation):
+        members = [member.value for member in annotation]  # type: ignore[union-attr]
+        return f"{', '.join(members[:-1])} or {members[-1]}"
+    if annotation is bool:
+        return "true or false"
+    bounds = _bounds(info)
+    kind = "an integer" if annotation is int else "a number" if annotation is float else None
+    if kind is not None and bounds is not None:
+        return f"{kind} from {_number(bounds[0])} to {_number(bounds[1])}"
+    return kind or "text"
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if value.is_integer() else f"{value:g}"
+
+
+def _is_enum(value: Any) -> bool:
+    return isinstance(value, type) and issubclass(value, enum.Enum)
+
+
+def _bounds(info: FieldInfo) -> tuple[float, float] | None:
+    low = high = None
+    for item in info.metadata:  # annotated_types.Ge / Le, as Field(ge=..., le=...) stores them
+        low = getattr(item, "ge", low)
+        high = getattr(item, "le", high)
+    if low is None or high is None:
+        return None
+    return float(low), float(high)
