@@ -76,7 +76,7 @@ def test_review_keeps_the_key_out_of_the_prefect_environment(
 
     seen: dict[str, object] = {}
 
-    def fake_run_review(request: object, config: object) -> int:
+    def fake_run_review(request: object, config: object, *rest: object) -> int:
         seen["env"] = dict(os.environ)
         seen["config"] = config
         return 0

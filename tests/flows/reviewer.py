@@ -1,8 +1,9 @@
 """A deterministic scripted reviewer for whole-review tests, answering any request order.
 
 For each reviewed file it reads the file, reports the findings planned for it, and finishes.
-Tool-free stages get fixed answers: plan guidance, no relocation, no deletions. Requests of concurrent files may arrive
-in any order: the reviewer works out the stage and the file from each request itself.
+Tool-free stages get fixed answers: plan guidance, no relocation, no deletions. Requests of
+concurrent files may arrive in any order: the reviewer works out the stage and the file from
+each request itself.
 """
 
 from __future__ import annotations

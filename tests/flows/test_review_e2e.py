@@ -115,7 +115,8 @@ def test_review_places_filters_and_gates(
     jsonschema.validate(report, report_schema())
     assert report["status"] == "complete"
     [finding] = report["findings"]
-    assert (finding["path"], finding["start_line"], finding["end_line"]) == ("app/settings.py", 11, 11)
+    assert finding["path"] == "app/settings.py"
+    assert (finding["start_line"], finding["end_line"]) == (11, 11)
     assert (finding["severity"], finding["category"]) == ("high", "correctness")
     reasons = sorted(d["reason"] for d in report["dropped"])
     assert reasons == ["below_threshold", "duplicate", "outside_change", "unknown_category"]

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 from pydantic import SecretStr
 
-from reviewflow.config import ConsoleMode, ModelSettings
+from reviewflow.config import ConsoleMode, ModelSettings, ReviewSettings
 from reviewflow.findings.models import DropReason
 from reviewflow.report.artifacts import findings_table, summary_markdown
 from reviewflow.report.assemble import excluded_files, review_metadata, reviewed_files
@@ -165,7 +165,7 @@ def test_no_report_of_a_keyed_config_holds_the_key(repo: GitRepo) -> None:
     repo.git("commit", "-qm", "one")
     repo.write("app.py", "print(2)\n")
     request = ReviewRequest.from_flags(str(repo.root), home=str(repo.root / ".home"))
-    scope = select(collect(request, 3), request)
+    scope = select(collect(request, 3), request, ReviewSettings().max_file_bytes)
     model = ModelSettings(protocol="anthropic", name="claude-x", api_key=SecretStr(key))
     now = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
     outcome = make_outcome(

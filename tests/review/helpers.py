@@ -24,12 +24,12 @@ SETTINGS = ReviewSettings()
 def commit_scope(repo: GitRepo, home: Path, sha: str) -> Scope:
     """The scope of reviewing commit `sha` of `repo`."""
     request = ReviewRequest.from_flags(str(repo.root), commit=sha, home=str(home))
-    return select(collect(request, SETTINGS.context_lines), request)
+    return select(collect(request, SETTINGS.context_lines), request, SETTINGS.max_file_bytes)
 
 
 def workspace_scope(repo: GitRepo, home: Path) -> Scope:
     request = ReviewRequest.from_flags(str(repo.root), home=str(home))
-    return select(collect(request, SETTINGS.context_lines), request)
+    return select(collect(request, SETTINGS.context_lines), request, SETTINGS.max_file_bytes)
 
 
 def jobs_and_snapshot(
