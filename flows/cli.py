@@ -26,6 +26,7 @@ from flows.failures import (
 from reviewflow.config import (
     KEY_ENV_VARS,
     Config,
+    OutputSettings,
     config_as_dict,
     config_path,
     get_value,
@@ -34,7 +35,7 @@ from reviewflow.config import (
     set_value,
 )
 from reviewflow.errors import ReviewError
-from reviewflow.fsutil import write_output
+from reviewflow.fsutil import check_output, write_output
 from reviewflow.request import ReviewRequest
 
 # Prefect must never phone home from this tool; set before anything imports it.
@@ -104,6 +105,7 @@ def cmd_review(args: argparse.Namespace, env: Mapping[str, str], log: Path) -> i
     from reviewflow.select.scope import collect, select
 
     check_settings(config.model)  # a placeholder model or a missing key fails before Prefect
+    check_outputs(config.output, home_dir(env))
     with stdin_saved(request) as effective:
         # Bad input (repository, refs, diff, rules, trust) fails here with one line, before
         # Prefect starts its API; the flow's own tasks then repeat this cheap front half.
@@ -115,6 +117,15 @@ def cmd_review(args: argparse.Namespace, env: Mapping[str, str], log: Path) -> i
 
         log_to_file("prefect", log)
         return run_review(effective, config, scope, env)
+
+
+def check_outputs(output: OutputSettings, home: Path) -> None:
+    """Report paths that cannot be written fail now, not after the model has been paid."""
+    directory = Path(output.report_dir).expanduser() if output.report_dir else home / "reports"
+    check_output(directory, directory=True)
+    for setting in (output.json_path, output.markdown, output.sarif):
+        if setting and Path(setting).expanduser().is_absolute():  # relative: the review's own dir
+            check_output(setting)
 
 
 def prepare_prefect_env(*, verbose: bool) -> None:

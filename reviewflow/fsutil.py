@@ -95,3 +95,21 @@ def _write_then_rename(path: Path, data: bytes, mode: int) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def check_output(target: str | Path, *, directory: bool = False) -> None:
+    """Refuse, before any work, a target `write_output` could not write (OutputError, one line):
+    a directory where a file goes (or a file where a directory goes), or no writable directory
+    to create it in. `-` and this process's descriptors are always fine."""
+    text = str(target)
+    if text == "-" or _descriptor(text) is not None:
+        return
+    path = Path(text).expanduser()
+    if path.exists() and path.is_dir() != directory:
+        kind = "is a directory" if path.is_dir() else "is not a directory"
+        raise OutputError(f"cannot write {target}: {kind}")
+    parent = path if path.is_dir() else path.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"cannot write {target}: {parent} is not a writable directory")

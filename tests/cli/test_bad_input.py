@@ -302,8 +302,28 @@ def test_environment_refusal_names_the_variable(
 
 
 def test_json_path_that_is_a_directory(
-    committed: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    committed: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str], review_cmd: list[str]
 ) -> None:
-    code = main(["review", "--preview", "--repo", str(committed.root), "--json", str(tmp_path)])
+    """Refused before the model is paid: a model review checks its report paths first."""
+    code = main([*review_cmd, "--repo", str(committed.root), "--json", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 2 and err == f"reviewflow: error: cannot write {tmp_path}: is a directory\n"
+
+
+@pytest.mark.parametrize("flag", ["--sarif", "--markdown", "--report-dir"])
+def test_model_review_refuses_unwritable_report_paths_before_starting(
+    committed: GitRepo,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    flag: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("REVIEWFLOW_MODEL_NAME", "test-model")
+    monkeypatch.setenv("REVIEWFLOW_MODEL_ENDPOINT", "http://127.0.0.1:9/v1")
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    target = blocker if flag == "--report-dir" else tmp_path
+    code = main(["review", "--repo", str(committed.root), flag, str(target)])
+    err = capsys.readouterr().err
+    kind = "is not a directory" if flag == "--report-dir" else "is a directory"
+    assert code == 2 and err == f"reviewflow: error: cannot write {target}: {kind}\n"
