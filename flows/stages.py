@@ -1,14 +1,14 @@
 """The model stages of a review, wired per file: plan -> tool loop per chunk -> relocate ->
-review filter. Per-element futures chain them, so one file's tool loop starts as soon as its own
+review filter. Each file's chain moves on its own: one file's tool loop starts as soon as its own
 plan is done and its relocation as soon as its own chunks are, whatever the other files do."""
 
 from __future__ import annotations
 
+import queue
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prefect import unmapped
 from prefect.futures import PrefectFuture
 
 from reviewflow.config import Config
@@ -51,33 +51,78 @@ def run_model_stages(
     refresh: bool,
     on_file_done: Callable[[str], None],
 ) -> ModelStages:
-    """Submit every file's stages, then wait for all of them."""
+    """Run every file's chain; a stage is submitted once its own inputs are done, so no worker
+    of the task runner ever sits waiting for an upstream future (with `max_workers` =
+    `review.concurrency`, waiting tasks would otherwise starve the ones that could run)."""
     options = stage_options(home, refresh)
-    plans = plan.with_options(**options).map(list(jobs), unmapped(handle))
-    loop_task = tool_loop.with_options(**options)
-    relocate_task = relocate.with_options(**options)
-    filter_task = review_filter.with_options(**options)
-    loops: list[PrefectFuture[ChunkResult]] = []
-    filtered: list[PrefectFuture[list[FileFindings]]] = []
-    for job, future in zip(jobs, plans, strict=True):
-        planned: Any = future  # a future stands for its result: the file's chain waits on it
-        mine: list[Any] = [
-            loop_task.submit(job, index, planned, snapshot, snapshot_id, config.review, handle)
-            for index in range(len(job.chunks))
-        ]
-        placed: Any = relocate_task.submit(mine, reviewed, handle)
-        done = filter_task.submit(placed, reviewed, handle)
-        done.add_done_callback(_notify(on_file_done, job.path))
-        loops += mine
-        filtered.append(done)
-    plan_results: list[PlanResult] = [future.result() for future in plans]
-    chunk_results: list[ChunkResult] = [future.result() for future in loops]
-    files = [item for future in filtered for item in future.result()]
-    return _summarize(plan_results, chunk_results, files, options)
+    chains = _Chains(
+        plan.with_options(**options),
+        lambda job, index, planned: tool_loop.with_options(**options).submit(
+            job, index, planned, snapshot, snapshot_id, config.review, handle
+        ),
+        lambda chunks: relocate.with_options(**options).submit(chunks, reviewed, handle),
+        lambda found: review_filter.with_options(**options).submit(found, reviewed, handle),
+        handle,
+    )
+    for job in jobs:
+        chains.start(job)
+    chains.run(on_file_done)
+    return _summarize(chains.plans, chains.chunks, chains.files, options)
 
 
-def _notify(callback: Callable[[str], None], path: str) -> Callable[[Any], None]:
-    return lambda _future: callback(path)
+class _Chains:
+    """Per-file stage chains driven by completions, in the flow's own thread."""
+
+    def __init__(
+        self,
+        plan_task: Any,
+        submit_loop: Callable[[FileJob, int, PlanResult], PrefectFuture[ChunkResult]],
+        submit_relocate: Callable[[list[ChunkResult]], PrefectFuture[list[FileFindings]]],
+        submit_filter: Callable[[list[FileFindings]], PrefectFuture[list[FileFindings]]],
+        handle: ProviderHandle,
+    ) -> None:
+        self._plan, self._loop = plan_task, submit_loop
+        self._relocate, self._filter, self._handle = submit_relocate, submit_filter, handle
+        self._done: queue.SimpleQueue[tuple[str, FileJob, PrefectFuture[Any]]] = queue.SimpleQueue()
+        self._waiting: dict[str, dict[int, ChunkResult]] = {}
+        self._pending = 0
+        self.plans: list[PlanResult] = []
+        self.chunks: list[ChunkResult] = []
+        self.files: list[FileFindings] = []
+
+    def start(self, job: FileJob) -> None:
+        self._watch("plan", job, self._plan.submit(job, self._handle))
+
+    def run(self, on_file_done: Callable[[str], None]) -> None:
+        """Until every chain is done: take each finished stage and submit what follows it.
+        A stage that failed raises here (its error fails the flow)."""
+        while self._pending:
+            stage, job, future = self._done.get()
+            self._pending -= 1
+            result = future.result()
+            if stage == "plan":
+                self.plans.append(result)
+                self._waiting[job.path] = {}
+                for index in range(len(job.chunks)):
+                    self._watch(f"loop:{index}", job, self._loop(job, index, result))
+            elif stage.startswith("loop:"):
+                self._chunk_done(job, int(stage[5:]), result)
+            elif stage == "relocate":
+                self._watch("filter", job, self._filter(result))
+            else:
+                self.files.extend(result)
+                on_file_done(job.path)
+
+    def _chunk_done(self, job: FileJob, index: int, result: ChunkResult) -> None:
+        self.chunks.append(result)
+        mine = self._waiting[job.path]
+        mine[index] = result
+        if len(mine) == len(job.chunks):  # in chunk order: candidate IDs follow it
+            self._watch("relocate", job, self._relocate([mine[i] for i in sorted(mine)]))
+
+    def _watch(self, stage: str, job: FileJob, future: PrefectFuture[Any]) -> None:
+        self._pending += 1
+        future.add_done_callback(lambda done: self._done.put((stage, job, done)))
 
 
 def _summarize(

@@ -5,17 +5,22 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from reviewflow.git.models import FileDiff
 
 
-@dataclass(frozen=True)
 class ReviewedFiles:
-    """The kept files of a change by path; `digest` identifies all of their hunks."""
+    """The kept files of a change by path; `digest` identifies all of their hunks.
 
-    files: Mapping[str, FileDiff]
-    digest: str = field(default="")
+    A plain class on purpose: Prefect walks dataclasses and models given to a task to find
+    futures in them, and every relocation and filter task gets this whole mapping.
+    """
+
+    __slots__ = ("digest", "files")
+
+    def __init__(self, files: Mapping[str, FileDiff], digest: str) -> None:
+        self.files = files
+        self.digest = digest
 
     @classmethod
     def of(cls, files: list[FileDiff] | tuple[FileDiff, ...]) -> ReviewedFiles:
