@@ -25,6 +25,10 @@ KINDS = {"language", "target", "fallback"}
 PRIORITY = {"target": 10, "language": 50, "fallback": 1000}
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MIN_BODY_LINES = 25
+# Every tool-loop request of a file resends the rule: a body over this budget pushes a small
+# review's prompt past the 50,000-character target (bench/prompt_size.py).
+MAX_BODY_CHARS = 2200
+MIN_ITEMS = 15
 
 REQUIRED_LANGUAGES = {
     "python",
@@ -196,6 +200,17 @@ def test_body(doc: RuleDoc) -> None:
     # Only the fixed categories are named as categories.
     assert "correctness, security, concurrency, performance, compatibility, tests" in text
     assert "todo" not in text
+
+
+@pytest.mark.parametrize("doc", load_docs(), ids=doc_ids())
+def test_body_is_a_compact_checklist(doc: RuleDoc) -> None:
+    body = doc.body.strip()
+    assert len(body) <= MAX_BODY_CHARS, f"{doc.name}: body is {len(body)} characters"
+    lines = [line for line in body.splitlines() if line.strip()]
+    continued = [line for line in lines if line[0].isspace()]
+    assert not continued, f"{doc.name}: one line per item, continued: {continued[:2]}"
+    items = [line for line in lines if line.startswith("- ")]
+    assert len(items) >= MIN_ITEMS, f"{doc.name}: only {len(items)} checklist items"
 
 
 def test_exactly_one_fallback() -> None:
