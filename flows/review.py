@@ -18,9 +18,10 @@ from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settin
 from prefect.task_runners import ThreadPoolTaskRunner
 from pydantic import BaseModel, ConfigDict
 
-from flows.stages import run_model_stages
+from flows.stages import finished_result, run_model_stages
 from reviewflow.config import Config
 from reviewflow.findings.finalize import gate
+from reviewflow.findings.localize import Localized
 from reviewflow.models import ReviewWarning
 from reviewflow.providers.pool import ProviderHandle, ProviderPool, UsageTotals
 from reviewflow.report.assemble import excluded_files, review_metadata, reviewed_files
@@ -80,8 +81,10 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
         on_file_done=_progress_callback(handle),
     )
     finalized = finalize_findings(stages.files, config.review)
-    localized = localize_findings.with_options(**stages.options)(
-        list(finalized.findings), config.output.language, handle
+    localized: Localized = finished_result(
+        localize_findings.with_options(**stages.options).submit(
+            list(finalized.findings), config.output.language, handle
+        )
     )
     complete = stages.complete and finalized.complete and localized.complete
     outcome = ReviewOutcome(

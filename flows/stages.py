@@ -17,7 +17,13 @@ from reviewflow.models import ReviewWarning
 from reviewflow.providers.pool import ProviderHandle
 from reviewflow.review.jobs import FileJob
 from reviewflow.review.reader import Snapshot
-from reviewflow.review.records import ChunkResult, PlanResult, RequestRecord, StageResult
+from reviewflow.review.records import (
+    ChunkResult,
+    PlanResult,
+    RequestRecord,
+    StageResult,
+    mark_reused,
+)
 from reviewflow.select.reviewed import ReviewedFiles
 from tasks.caching import stage_options
 from tasks.loop import tool_loop
@@ -99,7 +105,7 @@ class _Chains:
         while self._pending:
             stage, job, future = self._done.get()
             self._pending -= 1
-            result = future.result()
+            result = finished_result(future)
             if stage == "plan":
                 self.plans.append(result)
                 self._waiting[job.path] = {}
@@ -123,6 +129,12 @@ class _Chains:
     def _watch(self, stage: str, job: FileJob, future: PrefectFuture[Any]) -> None:
         self._pending += 1
         future.add_done_callback(lambda done: self._done.put((stage, job, done)))
+
+
+def finished_result(future: PrefectFuture[Any]) -> Any:
+    """A done stage's result (raising its error); answers from the cache are marked reused."""
+    result = future.result()
+    return mark_reused(result) if future.state.name == "Cached" else result
 
 
 def _summarize(

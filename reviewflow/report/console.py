@@ -109,11 +109,13 @@ def _problem_lines(title: str, items: tuple[ReviewWarning, ...], style: str) -> 
 
 def _usage_line(outcome: ReviewOutcome) -> Text:
     usage = outcome.usage
+    reused = sum(1 for record in outcome.process if record.reused)
     return _line(
         f"Usage: {usage.requests} requests, {usage.prompt_tokens} prompt + "
         f"{usage.completion_tokens} completion = {usage.total_tokens} tokens "
         f"(cache read {usage.cache_read_tokens}, write {usage.cache_write_tokens}), "
         f"{outcome.duration_ms / 1000:.1f} s"
+        + (f"; {reused} answers reused from earlier runs" if reused else "")
     )
 
 

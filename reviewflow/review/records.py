@@ -8,7 +8,7 @@ report's `process` section. No record ever holds the API key.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -19,6 +19,8 @@ Send = Callable[[ModelRequest], ModelResponse]
 """Sends one model request. In the flow it is the `llm_request` task (retried by Prefect);
 in tests and plain runs, `ProviderPool.complete`. Raises `ProviderError` (a
 `ProviderFailure` carries the attempts it took and any usage its rejected answer reported)."""
+
+ResultT = TypeVar("ResultT")
 
 Stage = Literal["plan", "main", "compress", "relocate", "filter", "localize"]
 
@@ -60,6 +62,8 @@ class RequestRecord(_Record):
     text: str = ""
     error: str | None = None
     tool_calls: tuple[ToolRecord, ...] = ()
+    reused: bool = False
+    """The answer came from the cache of an earlier run: this run neither sent nor paid it."""
 
 
 class StageResult(_Record):
@@ -87,10 +91,23 @@ class ChunkResult(StageResult):
 
 
 def total_usage(records: Iterable[RequestRecord]) -> tuple[Usage, int]:
-    """Summed usage and the number of request attempts (every attempt counts)."""
+    """This run's summed usage and number of request attempts (every attempt counts; answers
+    reused from the cache cost nothing and are not counted)."""
     usage = Usage()
     requests = 0
     for record in records:
-        usage = usage + record.usage
-        requests += record.attempts
+        if not record.reused:
+            usage = usage + record.usage
+            requests += record.attempts
     return usage, requests
+
+
+def mark_reused(result: ResultT) -> ResultT:
+    """A stage result (or list of them) taken from the cache: its records marked `reused`."""
+    if isinstance(result, list):
+        return cast(ResultT, [mark_reused(item) for item in result])
+    found = getattr(result, "records", None)  # StageResult, and Localized
+    if isinstance(result, BaseModel) and isinstance(found, tuple):
+        marked = tuple(r.model_copy(update={"reused": True}) for r in found)
+        return cast(ResultT, result.model_copy(update={"records": marked}))
+    return result

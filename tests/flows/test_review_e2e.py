@@ -143,7 +143,10 @@ def test_second_identical_review_makes_no_request(
     assert [f["fingerprint"] for f in second["findings"]] == [
         f["fingerprint"] for f in first["findings"]
     ]
-    assert second["usage"]["requests"] == first["usage"]["requests"] == sent
+    assert first["usage"]["requests"] == sent
+    assert second["usage"]["requests"] == second["usage"]["total_tokens"] == 0  # nothing paid
+    assert all(record["reused"] for record in second["process"])
+    assert len(second["process"]) == len(first["process"])
 
     third_code, _ = _review(monkeypatch, wire, "openai", repo, "--no-cache")
     assert third_code == 1 and len(wire.requests()) == 2 * sent
