@@ -35,6 +35,8 @@ bench: dev
 	$(BIN)/python bench/preview_latency.py
 	$(BIN)/python bench/front_half.py
 	$(BIN)/python bench/prompt_size.py
+	$(BIN)/python bench/placement.py
+	$(BIN)/python bench/review_concurrency.py
 
 build-info:
 	printf 'COMMIT = "%s"\nBUILD_TIME = "%s"\n' "$$(git rev-parse --short=12 HEAD)" \
