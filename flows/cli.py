@@ -61,6 +61,7 @@ _FLAG_KEYS: dict[str, tuple[str, str]] = {
     "json_path": ("output", "json"),
     "markdown": ("output", "markdown"),
     "sarif": ("output", "sarif"),
+    "gitlab": ("output", "gitlab"),
     "console": ("output", "console"),
     "language": ("output", "language"),
     "report_dir": ("output", "report_dir"),
@@ -123,7 +124,7 @@ def check_outputs(output: OutputSettings, home: Path) -> None:
     """Report paths that cannot be written fail now, not after the model has been paid."""
     directory = Path(output.report_dir).expanduser() if output.report_dir else home / "reports"
     check_output(directory, directory=True)
-    for setting in (output.json_path, output.markdown, output.sarif):
+    for setting in (output.json_path, output.markdown, output.sarif, output.gitlab):
         if setting and Path(setting).expanduser().is_absolute():  # relative: the review's own dir
             check_output(setting)
 

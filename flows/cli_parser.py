@@ -74,6 +74,9 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
     output.add_argument("--json", dest="json_path", metavar="PATH", help="JSON report path")
     output.add_argument("--markdown", metavar="PATH", help="Markdown report path")
     output.add_argument("--sarif", metavar="PATH", help="SARIF report path")
+    output.add_argument(
+        "--gitlab", metavar="PATH", help="GitLab Code Quality report path (off by default)"
+    )
     output.add_argument("--console", choices=[c.value for c in ConsoleMode])
     output.add_argument("--language", metavar="LANG", help="report language, e.g. en-US")
     output.add_argument("--no-progress", action="store_true", help="no progress on stderr")

@@ -179,6 +179,7 @@ class OutputSettings(_Section):
     json_path: str | None = Field("review-report.json", alias="json")
     markdown: str | None = "review-report.md"
     sarif: str | None = "review-report.sarif"
+    gitlab: str | None = None  # GitLab Code Quality JSON; off unless set
     console: ConsoleMode = ConsoleMode.DETAILED
     language: str = Field(
         "en-US",

@@ -31,7 +31,7 @@ def get_value(config: Config, key: str) -> Any:
 # Values taken as typed: never parsed as YAML (a key such as `@abc` or `- x` stays a string).
 _TEXT_KEYS = frozenset(
     "model.name model.api_key model.endpoint model.timeout output.language output.json "
-    "output.markdown output.sarif output.report_dir".split()
+    "output.markdown output.sarif output.gitlab output.report_dir".split()
 )
 
 

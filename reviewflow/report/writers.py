@@ -28,28 +28,23 @@ RENDERERS: dict[str, Callable[[ReviewOutcome], str]] = {
 }
 
 
-def report_targets(
-    output: OutputSettings, directory: Path, gitlab: str | None = None
-) -> dict[str, str]:
+def report_targets(output: OutputSettings, directory: Path) -> dict[str, str]:
     """Report kind -> where it goes, for every report that is turned on."""
     settings = {
         "json": output.json_path,
         "markdown": output.markdown,
         "sarif": output.sarif,
-        "gitlab": gitlab,
+        "gitlab": output.gitlab,
     }
     targets = {kind: output_path(value, directory) for kind, value in settings.items()}
     return {kind: target for kind, target in targets.items() if target is not None}
 
 
 def write_reports(
-    outcome: ReviewOutcome, output: OutputSettings, directory: Path, gitlab: str | None = None
+    outcome: ReviewOutcome, output: OutputSettings, directory: Path
 ) -> dict[str, str]:
-    """Write every report that is turned on (through `write_output`); kind -> path written.
-
-    `gitlab` is the Code Quality path (no config key yet; None leaves it off).
-    """
-    targets = report_targets(output, directory, gitlab)
+    """Write every report that is turned on (through `write_output`); kind -> path written."""
+    targets = report_targets(output, directory)
     for kind, target in targets.items():
         write_output(target, RENDERERS[kind](outcome))
     return targets

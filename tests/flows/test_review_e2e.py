@@ -95,6 +95,8 @@ def _review(
             str(out),
             "--sarif",
             "report.sarif",
+            "--gitlab",
+            "code-quality.json",
             *flags,
         ]
     )
@@ -104,7 +106,11 @@ def _review(
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_review_places_filters_and_gates(
-    protocol: str, repo: GitRepo, wire: WireServer, monkeypatch: pytest.MonkeyPatch
+    protocol: str,
+    repo: GitRepo,
+    wire: WireServer,
+    monkeypatch: pytest.MonkeyPatch,
+    rf_home: Path,
 ) -> None:
     reviewer = ScriptedReviewer({"app/settings.py": [LEAK, SPLIT, HUNCH, GHOST, SPLIT]})
     wire.respond(protocol, reviewer)
@@ -125,8 +131,12 @@ def test_review_places_filters_and_gates(
     assert report["usage"]["requests"] == report["stats"]["llm_requests"] == len(wire.requests())
     assert wire.unexpected == 0
     out = repo.root.parent / "out"
-    for name in ("review-report.json", "review-report.md", "report.sarif"):
-        assert TEST_KEY not in (out / name).read_text()
+    quality = json.loads((out / "code-quality.json").read_text())
+    assert [(q["location"]["path"], q["severity"]) for q in quality] == [
+        ("app/settings.py", "critical")
+    ]
+    for path in [*out.iterdir(), *rf_home.rglob("*")]:  # reports, logs, cached results
+        assert not path.is_file() or TEST_KEY.encode() not in path.read_bytes(), path
 
 
 def test_second_identical_review_makes_no_request(

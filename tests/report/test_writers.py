@@ -33,8 +33,8 @@ def test_default_reports_land_in_the_review_directory(tmp_path: Path) -> None:
 
 def test_off_absolute_and_gitlab(tmp_path: Path) -> None:
     absolute = tmp_path / "elsewhere" / "report.json"
-    settings = OutputSettings(json=str(absolute), markdown=None, sarif="")
-    written = write_reports(make_outcome(), settings, tmp_path / "dir", gitlab="gl-cq.json")
+    settings = OutputSettings(json=str(absolute), markdown=None, sarif="", gitlab="gl-cq.json")
+    written = write_reports(make_outcome(), settings, tmp_path / "dir")
     assert written == {"json": str(absolute), "gitlab": str(tmp_path / "dir" / "gl-cq.json")}
     issues = json.loads((tmp_path / "dir" / "gl-cq.json").read_text("utf-8"))
     assert len(issues) == 8
@@ -52,7 +52,7 @@ def test_every_file_goes_through_write_output(
         real(target, data, mode)
 
     monkeypatch.setattr(writers, "write_output", spy)
-    written = write_reports(make_outcome(), OutputSettings(), tmp_path, gitlab="cq.json")
+    written = write_reports(make_outcome(), OutputSettings(gitlab="cq.json"), tmp_path)
     assert sorted(calls) == sorted(written.values()) and len(calls) == 4
 
 
