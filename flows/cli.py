@@ -183,6 +183,17 @@ def _config_test(config: Config) -> int:
     return report.exit_code
 
 
+def cmd_server(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    from flows.local_server import server_status, stop_server
+
+    if args.server_action == "status":
+        sys.stdout.write(server_status(home_dir(env)).render())
+        return 0
+    stopped = stop_server(home_dir(env))
+    sys.stdout.write(f"stopped (pid {stopped.pid})\n" if stopped else "not running\n")
+    return 0
+
+
 def cmd_version() -> int:
     from reviewflow.version import version_info
 
@@ -204,6 +215,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_rules_check(args, env)
         if args.command == "config":
             return cmd_config(args, env)
+        if args.command == "server":
+            return cmd_server(args, env)
         return cmd_version()
     except ReviewError as exc:
         sys.stderr.write(f"reviewflow: error: {_one_line(str(exc))}\n")

@@ -74,6 +74,13 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
     output.add_argument("--language", metavar="LANG", help="report language, e.g. en-US")
     output.add_argument("--no-progress", action="store_true", help="no progress on stderr")
     output.add_argument("--report-dir", metavar="DIR", help="directory for this review's reports")
+    prefect = parser.add_argument_group("Prefect (local runs)")
+    prefect.add_argument(
+        "--no-server-reuse",
+        action="store_true",
+        help="stop the local Prefect server this run starts when it ends (always so in CI)",
+    )
+    prefect.add_argument("--verbose", action="store_true", help="show Prefect's own log lines")
 
 
 def _add_config_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
@@ -91,6 +98,17 @@ def _add_config_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     set_.add_argument("value", help="new value, e.g. critical,high or 120s")
     actions.add_parser("path", help="path of the config file")
     actions.add_parser("test", help="send one tiny request with the effective model settings")
+
+
+def _add_server_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
+    server = sub.add_parser(
+        "server",
+        help="show or stop the local Prefect server reviewflow manages",
+        description="The local Prefect server reviews reuse (unless PREFECT_API_URL is set).",
+    )
+    actions = server.add_subparsers(dest="server_action", required=True, metavar="ACTION")
+    actions.add_parser("status", help="whether it runs, its URL (open it for the Prefect UI)")
+    actions.add_parser("stop", help="stop it now (the next review starts it again)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -117,5 +135,6 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--repo", default=".", help="repository (default: current dir)")
     check.add_argument("--json", action="store_true", help="print JSON")
     _add_config_commands(sub)
+    _add_server_commands(sub)
     sub.add_parser("version", help="version, commit and build time")
     return parser
