@@ -106,7 +106,7 @@ def ensure_api(
         return target
     phome = prefect_home(home)
     target = ApiTarget("", {**TELEMETRY_OFF, **quiet}, phome, inherited_env(env))
-    state, started = _ensure_server(target, env, idle_minutes, preload)
+    started = _ensure_server(target, env, idle_minutes, preload)
     target.stop_at_end = started and (ci or not reuse)
     return target
 
@@ -119,8 +119,9 @@ def _client_env(target: ApiTarget, state: ServerState) -> None:
 
 def _ensure_server(
     target: ApiTarget, env: Mapping[str, str], idle_minutes: float, preload: Preload | None
-) -> tuple[ServerState, bool]:
-    """Reuse the recorded server if it is ours and current, else replace it (under the lock)."""
+) -> bool:
+    """Reuse the recorded server if it is ours and current, else replace it (under the lock);
+    True when a server was started."""
     assert target.home is not None
     home, version = target.home, prefect_version()
     with locked(home):
@@ -128,17 +129,21 @@ def _ensure_server(
         if old is not None and is_serving(old, version):
             _client_env(target, old)
             _run_preload(preload, target.env)
-            return old, False
+            return False
         if old is not None:
             stop_process(old)  # a stale server: gone before its database is reused
             forget_state(home, old)
-        state = _start(target, env, idle_minutes, old.port if old else 0, preload)
-        return state, True
+        _start(target, env, idle_minutes, old.port if old else 0, preload)
+        return True
 
 
 def _start(
-    target: ApiTarget, env: Mapping[str, str], idle_minutes: float, port: int, preload: Preload | None
-) -> ServerState:
+    target: ApiTarget,
+    env: Mapping[str, str],
+    idle_minutes: float,
+    port: int,
+    preload: Preload | None,
+) -> None:
     assert target.home is not None
     if not (target.home / DATABASE_FILE).exists():
         sys.stderr.write(PREPARING_NOTE)
@@ -154,8 +159,7 @@ def _start(
         worker.join()
     state = replace(booting.state, prefect_version=version)
     write_state(target.home, state)
-    target.state = state
-    return state
+    _client_env(target, state)
 
 
 class _Preloader(threading.Thread):
@@ -170,7 +174,7 @@ class _Preloader(threading.Thread):
     def run(self) -> None:
         try:
             _run_preload(self.preload, self.env)
-        except BaseException as exc:  # handed to the caller's thread by join()
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller by join()
             self.error = exc
 
     def join(self, timeout: float | None = None) -> None:
@@ -208,9 +212,8 @@ def revive(target: ApiTarget) -> None:
     if target.home is None or target.state is None:
         return
     stop_at_end = target.stop_at_end
-    state, started = _ensure_server(target, target.inherited, target.state.idle_minutes, None)
+    started = _ensure_server(target, target.inherited, target.state.idle_minutes, None)
     target.stop_at_end = stop_at_end or started
-    _client_env(target, state)
 
 
 @dataclass(frozen=True)

@@ -92,9 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     from prefect.server.api.server import create_app
 
     tracker = IdleTracker(create_app(webserver_only=True, final=True))
-    config = uvicorn.Config(
-        tracker, log_level="error", lifespan="on", timeout_graceful_shutdown=5
-    )
+    config = uvicorn.Config(tracker, log_level="error", lifespan="on", timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
     threading.Thread(target=_watch_idle, args=(tracker, server, args), daemon=True).start()
     server.run(sockets=[sock])
