@@ -1,8 +1,8 @@
 """The managed local Prefect server process (started by `flows.local_server`, never by hand).
 
-It serves Prefect's own API app (UI on, background services off, as Prefect's temporary server
-has them off) on a socket the CLI bound and handed over, and exits by itself after
-`--idle-seconds` without a request. `--instance` is how the CLI recognises the process as its own.
+It serves Prefect's own API app and UI, with its services, as `prefect server start` does
+(a service records task runs from events), on a socket the CLI bound and handed over, and
+exits by itself after `--idle-seconds` without a request. `--instance` is how the CLI recognises the process as its own.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class IdleTracker:
-    """An ASGI wrapper that records when the last HTTP request ended and how many are open."""
+    """An ASGI wrapper that records when the last request or websocket (a run's events) ended,
+    and how many are open."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -34,7 +35,7 @@ class IdleTracker:
         self.open = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] == "lifespan":
             await self.app(scope, receive, send)
             return
         self.open += 1
@@ -91,7 +92,7 @@ def main(argv: list[str] | None = None) -> None:
     import uvicorn
     from prefect.server.api.server import create_app
 
-    tracker = IdleTracker(create_app(webserver_only=True, final=True))
+    tracker = IdleTracker(create_app(final=True))
     config = uvicorn.Config(tracker, log_level="error", lifespan="on", timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
     threading.Thread(target=_watch_idle, args=(tracker, server, args), daemon=True).start()
