@@ -2,7 +2,8 @@
 
 It serves Prefect's own API app and UI, with its services, as `prefect server start` does
 (a service records task runs from events), on a socket the CLI bound and handed over, and
-exits by itself after `--idle-seconds` without a request. `--instance` is how the CLI recognises the process as its own.
+exits by itself after `--idle-seconds` without a request or open websocket. `--instance` is
+how the CLI recognises the process as its own.
 """
 
 from __future__ import annotations
