@@ -140,6 +140,7 @@ def _ensure_server(
         if not (home / DATABASE_FILE).exists():
             sys.stderr.write(PREPARING_NOTE)
         booting = spawn(home, env, idle_minutes, old.port if old else 0)
+        write_state(home, booting.state)  # found and replaced if this CLI dies during the boot
         _client_env(target, booting.state)
         if on_url is not None:
             on_url(target.env)
@@ -147,6 +148,7 @@ def _ensure_server(
             version = wait_ready(booting)
         except BaseException:
             stop_process(booting.state)
+            forget_state(home, booting.state)
             raise
         state = replace(booting.state, prefect_version=version)
         write_state(home, state)
