@@ -53,8 +53,8 @@ def _child(home: Path) -> None:
 
 def _timed(
     args: Sequence[str], env: dict[str, str], codes: tuple[int, ...] = (0,)
-) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KiB) of one process."""
+) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS (KiB) of one process."""
     start = time.perf_counter()
     process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     assert process.stderr is not None
@@ -64,22 +64,28 @@ def _timed(
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode not in codes:
         raise SystemExit(f"{args} exited {process.returncode}: {err.decode()[-2000:]}")
-    return elapsed, usage.ru_maxrss
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
 def _series(
-    name: str, runs: int, before: Callable[[], None], run: Callable[[], tuple[float, int]]
+    name: str,
+    runs: int,
+    before: Callable[[], None],
+    run: Callable[[], tuple[float, float, int]],
 ) -> float:
-    times, rss = [], []
+    """Print the median wall time (and CPU time: what the load of others does not inflate)."""
+    times, cpu, rss = [], [], []
     for _ in range(runs):
         before()
-        seconds, peak = run()
+        seconds, cpu_seconds, peak = run()
         times.append(seconds)
+        cpu.append(cpu_seconds)
         rss.append(peak)
     median = statistics.median(times)
     print(
         f"{name}: median {median:.2f} s (min {min(times):.2f}, max {max(times):.2f}, "
-        f"{runs} runs), peak RSS {max(rss) / 1024:.0f} MB"
+        f"{runs} runs), CPU {statistics.median(cpu):.2f} s, peak RSS {max(rss) / 1024:.0f} MB, "
+        f"load {os.getloadavg()[0]:.1f}"
     )
     return median
 
