@@ -223,6 +223,17 @@ def cmd_schema() -> int:
     return 0
 
 
+def cmd_server(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    from flows.local_server import server_status, stop_server
+
+    if args.server_action == "status":
+        sys.stdout.write(server_status(home_dir(env)).render())
+        return 0
+    stopped = stop_server(home_dir(env))
+    sys.stdout.write(f"stopped (pid {stopped.pid})\n" if stopped else "not running\n")
+    return 0
+
+
 def cmd_version() -> int:
     from reviewflow.version import version_info
 
@@ -264,6 +275,8 @@ def _dispatch(args: argparse.Namespace, env: Mapping[str, str], log: Path) -> in
         return cmd_config(args, env)
     if args.command == "schema":
         return cmd_schema()
+    if args.command == "server":
+        return cmd_server(args, env)
     return cmd_version()
 
 

@@ -86,6 +86,12 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="Prefect's logs and any traceback on stderr too (always in ~/.reviewflow/logs/)",
     )
+    prefect = parser.add_argument_group("Prefect (local runs)")
+    prefect.add_argument(
+        "--no-server-reuse",
+        action="store_true",
+        help="stop the local Prefect server this run starts when it ends (always so in CI)",
+    )
 
 
 # (name, one-line help, description, examples) for each `config` action.
@@ -194,6 +200,32 @@ Run `reviewflow COMMAND --help` for a command's flags.
 """
 
 
+def _add_server_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
+    server = _sub_parser(
+        sub,
+        "server",
+        "show or stop the local Prefect server reviewflow manages",
+        "The local Prefect server reviews reuse (unless PREFECT_API_URL is set).",
+        "reviewflow server status",
+    )
+    server.set_defaults(help_parser=server)
+    actions = server.add_subparsers(dest="server_action", metavar="ACTION")
+    _sub_parser(
+        actions,
+        "status",
+        "whether it runs, its URL (open it for the Prefect UI)",
+        "Say whether the managed server runs, its pid, URL and Prefect home.",
+        "reviewflow server status",
+    )
+    _sub_parser(
+        actions,
+        "stop",
+        "stop it now (the next review starts it again)",
+        "Stop the managed server now; the next review starts it again.",
+        "reviewflow server stop",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="reviewflow",
@@ -228,6 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Print reviewflow's version, the commit it was built from and the build time.",
         "reviewflow version",
     )
+    _add_server_commands(sub)
     return parser
 
 

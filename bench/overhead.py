@@ -1,0 +1,160 @@
+"""Fixed Prefect overhead of a local run, through the managed local server (issue 9).
+
+Measured, each in fresh processes, median of RUNS, beside `git diff` of the same 3-file change:
+- a trivial flow (one task, one artifact: tests/server/probe_flow.py) run the way the CLI runs
+  one — `ensure_api` with Prefect's import overlapped with a cold server's boot — warm (server
+  up), cold (no server, database migrated) and first run ever (fresh home);
+- `reviewflow review` without `--preview` as this build has it (the front half as a flow, then
+  exit 2: the model stages are not wired yet), on Prefect's temporary server (today's default)
+  and against the warm managed server (what the wiring will do);
+- peak RSS of the CLI-side process and of the server.
+Targets (for the whole review once wired): warm <= 1.5 s, cold <= 3.5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "bench"), str(ROOT)]
+from synth import make_small_change  # noqa: E402
+
+from flows.local_server import ensure_api, run_with_server, stop_server  # noqa: E402
+from flows.server_process import read_state  # noqa: E402
+
+RUNS = 5
+FIRST_RUNS = 3  # a fresh home migrates its database: the slowest case, fewer repetitions
+
+
+def _child(home: Path) -> None:
+    """One CLI-like run of the probe flow through the managed server."""
+
+    def preload(env: object) -> None:
+        os.environ.update(env)  # type: ignore[call-overload]
+        import tests.server.probe_flow  # noqa: F401 - Prefect's import, overlapped with boot
+
+    target = ensure_api(home, os.environ, ci=False, reuse=True, preload=preload)
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+
+    from tests.server.probe_flow import probe
+
+    with target, temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+        assert run_with_server(target, probe) == 42
+
+
+def _timed(
+    args: Sequence[str], env: dict[str, str], codes: tuple[int, ...] = (0,)
+) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS (KiB) of one process."""
+    start = time.perf_counter()
+    process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert process.stderr is not None
+    err = process.stderr.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode not in codes:
+        raise SystemExit(f"{args} exited {process.returncode}: {err.decode()[-2000:]}")
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+
+
+def _series(
+    name: str,
+    runs: int,
+    before: Callable[[], None],
+    run: Callable[[], tuple[float, float, int]],
+) -> float:
+    """Print the median wall time (and CPU time: what the load of others does not inflate)."""
+    times, cpu, rss = [], [], []
+    for _ in range(runs):
+        before()
+        seconds, cpu_seconds, peak = run()
+        times.append(seconds)
+        cpu.append(cpu_seconds)
+        rss.append(peak)
+    median = statistics.median(times)
+    print(
+        f"{name}: median {median:.2f} s (min {min(times):.2f}, max {max(times):.2f}, "
+        f"{runs} runs), CPU {statistics.median(cpu):.2f} s, peak RSS {max(rss) / 1024:.0f} MB, "
+        f"load {os.getloadavg()[0]:.1f}"
+    )
+    return median
+
+
+def _server_rss(home: Path) -> str:
+    state = read_state(home / "prefect")
+    if state is None:
+        return "no server"
+    for line in Path(f"/proc/{state.pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return f"{int(line.split()[1]) / 1024:.0f} MB"
+    return "unknown"
+
+
+def main() -> None:
+    work = Path(tempfile.mkdtemp(prefix="rf-bench-overhead-"))
+    repo, home = work / "repo", work / "home"
+    make_small_change(repo)
+    env = {**os.environ, "REVIEWFLOW_HOME": str(home), "PYTHONPATH": str(ROOT)}
+    env.pop("PREFECT_API_URL", None)
+    child = [sys.executable, __file__, "--child", str(home)]
+    try:
+        git = _series("git diff HEAD", RUNS, lambda: None,
+                      lambda: _timed(["git", "-C", str(repo), "diff", "HEAD"], env))  # fmt: skip
+        fresh = lambda: (stop_server(home), shutil.rmtree(home, ignore_errors=True))  # noqa: E731
+        first = _series("probe flow, first run ever", FIRST_RUNS, fresh, lambda: _timed(child, env))
+        cold = _series(
+            "probe flow, cold", RUNS, lambda: stop_server(home), lambda: _timed(child, env)
+        )
+        warm = _series("probe flow, warm", RUNS, lambda: None, lambda: _timed(child, env))
+        print(f"server peak RSS: {_server_rss(home)}")
+        _reviews(repo, home, env)
+        for label, value in (("warm", warm), ("cold", cold), ("first", first)):
+            print(f"ratio {label} / git diff: {value / git:.0f}x")
+    finally:
+        stop_server(home)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _reviews(repo: Path, home: Path, env: dict[str, str]) -> None:
+    """`reviewflow review` as this build has it (exit 2 after the front-half flow)."""
+    model = {
+        "REVIEWFLOW_MODEL_PROTOCOL": "openai",
+        "REVIEWFLOW_MODEL_NAME": "bench-model",
+        "REVIEWFLOW_MODEL_ENDPOINT": "http://127.0.0.1:9/v1",
+        "REVIEWFLOW_MODEL_API_KEY": "bench-key",
+    }
+    review = [sys.executable, "-m", "flows.cli", "review", "--repo", str(repo)]
+    temporary = {
+        **env,
+        **model,
+        "PREFECT_HOME": str(home / "temporary-prefect"),
+        # on a loaded 2-core machine its 20 s default fails runs (the issue's fragility)
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "300",
+    }
+    _timed(review, temporary, codes=(2,))  # untimed: migrates the temporary server's database
+    _series("reviewflow review, Prefect's temporary server", RUNS, lambda: None,
+            lambda: _timed(review, temporary, codes=(2,)))  # fmt: skip
+    target = ensure_api(home, env, ci=False, reuse=True)
+    managed = {**env, **model, **target.env}
+    _series("reviewflow review, managed server warm", RUNS, lambda: None,
+            lambda: _timed(review, managed, codes=(2,)))  # fmt: skip
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.child:
+        _child(options.child)
+    else:
+        main()

@@ -1,0 +1,258 @@
+"""The local Prefect server reviewflow manages and reuses between runs (see README).
+
+`ensure_api` is called by the review command before it imports Prefect: it returns the API
+to use — the user's own `PREFECT_API_URL`, or a server of our own under the reviewflow home,
+started on first use and kept alive for `idle_minutes`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import gc
+import importlib.metadata
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TypeVar
+
+from flows.server_process import (
+    DATABASE_FILE,
+    LOG_FILE,
+    ServerState,
+    forget_state,
+    inherited_env,
+    is_ours,
+    is_serving,
+    locked,
+    read_state,
+    server_version,
+    spawn,
+    stop_process,
+    wait_ready,
+    write_state,
+)
+
+T = TypeVar("T")
+Preload = Callable[[Mapping[str, str]], object]
+DEFAULT_IDLE_MINUTES = 10.0
+PREPARING_NOTE = "reviewflow: preparing the local Prefect database (first run only)\n"
+# Prefect must never phone home from this tool, and its logs stay off the terminal.
+TELEMETRY_OFF = {"DO_NOT_TRACK": "1", "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+QUIET_LOGS = {
+    "PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "CRITICAL",
+    "PREFECT_SERVER_LOGGING_LEVEL": "CRITICAL",
+}
+
+
+def prefect_home(home: Path) -> Path:
+    """The managed server's Prefect home: under the reviewflow home, never `~/.prefect`."""
+    return home / "prefect"
+
+
+def prefect_version() -> str:
+    """The installed Prefect's version, read without importing Prefect."""
+    return importlib.metadata.version("prefect")
+
+
+@dataclass
+class ApiTarget:
+    """The Prefect API a run uses. `env` must be exported before Prefect is imported."""
+
+    url: str | None  # PREFECT_API_URL to set; None when the user's own is used
+    env: dict[str, str]
+    home: Path | None = None  # the managed Prefect home (None: not managed)
+    inherited: dict[str, str] = field(default_factory=dict)  # what a restarted server gets
+    state: ServerState | None = None
+    stop_at_end: bool = False
+
+    def close(self) -> None:
+        """Stop the server if this run started it for itself (CI, `--no-server-reuse`)."""
+        if self.stop_at_end and self.home is not None and self.state is not None:
+            with locked(self.home):
+                stop_process(self.state)
+                forget_state(self.home, self.state)
+            self.stop_at_end = False
+
+    def __enter__(self) -> ApiTarget:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def ensure_api(
+    home: Path,
+    env: Mapping[str, str],
+    *,
+    ci: bool,
+    reuse: bool,
+    idle_minutes: float = DEFAULT_IDLE_MINUTES,
+    verbose: bool = False,
+    preload: Preload | None = None,
+) -> ApiTarget:
+    """The API for one CLI run; starts the managed server if needed.
+
+    `preload(target.env)` runs once the URL is known — on a cold start in a thread, while the
+    server boots — so the caller can export the env and import Prefect there. The process's
+    final garbage collection is skipped at exit (`gc.freeze`), which saves ~0.9 s.
+    """
+    atexit.unregister(gc.freeze)
+    atexit.register(gc.freeze)
+    quiet = {} if verbose else dict(QUIET_LOGS)
+    preloader = _Preloader(preload)
+    if env.get("PREFECT_API_URL"):
+        target = ApiTarget(None, {**TELEMETRY_OFF, **quiet})
+    else:
+        target = ApiTarget("", {**TELEMETRY_OFF, **quiet}, prefect_home(home), inherited_env(env))
+        started = _ensure_server(target, env, idle_minutes, preloader.begin)
+        target.stop_at_end = started and (ci or not reuse)
+    preloader.finish(target.env)
+    return target
+
+
+def _client_env(target: ApiTarget, state: ServerState) -> None:
+    target.state, target.url = state, state.url
+    assert target.home is not None
+    target.env.update(PREFECT_API_URL=state.url, PREFECT_HOME=str(target.home))
+
+
+def _ensure_server(
+    target: ApiTarget,
+    env: Mapping[str, str],
+    idle_minutes: float,
+    on_url: Preload | None = None,
+) -> bool:
+    """Reuse the recorded server if it is ours and current, else replace it (under the lock);
+    True when a server was started. `on_url(target.env)` is called as soon as a new server's
+    URL is known, before it answers."""
+    assert target.home is not None
+    home, version = target.home, prefect_version()
+    with locked(home):
+        old = read_state(home)
+        if old is not None and is_serving(old, version):
+            _client_env(target, old)
+            return False
+        if old is not None:
+            stop_process(old)  # a stale server: gone before its database is reused
+            forget_state(home, old)
+        if not (home / DATABASE_FILE).exists():
+            sys.stderr.write(PREPARING_NOTE)
+        booting = spawn(home, env, idle_minutes, old.port if old else 0)
+        write_state(home, booting.state)  # found and replaced if this CLI dies during the boot
+        _client_env(target, booting.state)
+        if on_url is not None:
+            on_url(target.env)
+        try:
+            version = wait_ready(booting)
+        except BaseException:
+            stop_process(booting.state)
+            forget_state(home, booting.state)
+            raise
+        state = replace(booting.state, prefect_version=version)
+        write_state(home, state)
+        _client_env(target, state)
+        return True
+
+
+class _Preloader:
+    """Runs `preload` once: in a thread beside a cold server's boot (`begin`), else inline
+    (`finish`); a failure in the thread is raised by `finish`."""
+
+    def __init__(self, preload: Preload | None) -> None:
+        self.preload = preload
+        self.thread: threading.Thread | None = None
+        self.error: BaseException | None = None
+
+    def begin(self, env: Mapping[str, str]) -> None:
+        self.thread = threading.Thread(target=self._run, args=(env,), daemon=True)
+        self.thread.start()
+
+    def _run(self, env: Mapping[str, str]) -> None:
+        try:
+            if self.preload is not None:
+                self.preload(env)
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller by finish()
+            self.error = exc
+
+    def finish(self, env: Mapping[str, str]) -> None:
+        if self.thread is None:
+            self._run(env)
+        else:
+            self.thread.join()
+        if self.error is not None:
+            raise self.error
+
+
+def run_with_server(target: ApiTarget, call: Callable[[], T]) -> T:
+    """Run `call` (a flow run); if the managed server died before it, restart it and retry once."""
+    import httpx
+
+    try:
+        return call()
+    except (RuntimeError, OSError, httpx.TransportError):
+        if target.state is None or is_ours(target.state):
+            raise
+    old_url = target.url
+    revive(target)
+    if target.url == old_url:
+        return call()
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings(updates={PREFECT_API_URL: target.url}):
+        return call()
+
+
+def revive(target: ApiTarget) -> None:
+    """Start the managed server again (same port when free) after it died under a run."""
+    if target.home is None or target.state is None:
+        return
+    stop_at_end = target.stop_at_end
+    started = _ensure_server(target, target.inherited, target.state.idle_minutes)
+    target.stop_at_end = stop_at_end or started
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    """What `reviewflow server status` shows."""
+
+    home: Path
+    state: ServerState | None
+    running: bool
+
+    def render(self) -> str:
+        log = self.home / LOG_FILE
+        if not self.running or self.state is None:
+            return f"not running (Prefect home: {self.home})\n"
+        ui = self.state.url.removesuffix("/api")
+        return (
+            f"running: pid {self.state.pid}, Prefect {self.state.prefect_version}, "
+            f"exits after {self.state.idle_minutes:g} idle minutes\n"
+            f"open {ui} in a browser to see flow runs, task runs and artifacts\n"
+            f"or: PREFECT_API_URL={self.state.url} prefect flow-run ls\n"
+            f"Prefect home: {self.home}\nlog: {log}\n"
+        )
+
+
+def server_status(home: Path) -> ServerStatus:
+    """The managed server of the reviewflow home `home`, if one is running."""
+    phome = prefect_home(home)
+    state = read_state(phome)
+    running = state is not None and is_ours(state) and server_version(state.url) is not None
+    return ServerStatus(phome, state, running)
+
+
+def stop_server(home: Path) -> ServerState | None:
+    """Stop the managed server of `home`; the state of the server stopped, or None."""
+    phome = prefect_home(home)
+    if not phome.exists():
+        return None
+    with locked(phome):
+        state = read_state(phome)
+        if state is None:
+            return None
+        running = is_ours(state)
+        stop_process(state)
+        forget_state(phome, state)
+    return state if running else None

@@ -1,0 +1,105 @@
+"""The managed local Prefect server process (started by `flows.local_server`, never by hand).
+
+It serves Prefect's own API app and UI, with its services, as `prefect server start` does
+(a service records task runs from events), on a socket the CLI bound and handed over, and
+exits by itself after `--idle-seconds` without a request or open websocket. `--instance` is
+how the CLI recognises the process as its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
+from typing import Any
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class IdleTracker:
+    """An ASGI wrapper that records when the last request or websocket (a run's events) ended,
+    and how many are open."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.last = time.monotonic()
+        self.open = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self.app(scope, receive, send)
+            return
+        self.open += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.open -= 1
+            self.last = time.monotonic()
+
+    def idle_for(self) -> float:
+        return 0.0 if self.open else time.monotonic() - self.last
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="reviewflow-prefect-server")
+    parser.add_argument("--fd", type=int, required=True, help="listening socket, already bound")
+    parser.add_argument("--idle-seconds", type=float, required=True)
+    parser.add_argument("--instance", required=True)
+    parser.add_argument("--home", type=Path, required=True, help="the managed Prefect home")
+    return parser.parse_args(argv)
+
+
+def _forget_state(home: Path, instance: str) -> None:
+    """Remove the state file if it still names this instance (the caller holds the lock)."""
+    state = home / "server.json"
+    with contextlib.suppress(OSError, ValueError):
+        if json.loads(state.read_text()).get("instance") == instance:
+            state.unlink()
+
+
+def _watch_idle(tracker: IdleTracker, server: Any, args: argparse.Namespace) -> None:
+    """Stop the server once idle; the lock is taken first and kept until the process exits,
+    so a CLI that holds it (checking health, which counts as a request) never races the exit."""
+    step = min(1.0, max(args.idle_seconds / 4, 0.05))
+    lock = open(args.home / "server.lock", "a+")  # noqa: SIM115 - held until process exit
+    while not server.should_exit:
+        time.sleep(step)
+        if tracker.idle_for() < args.idle_seconds:
+            continue
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue  # a CLI is looking at us right now
+        if tracker.idle_for() < args.idle_seconds:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            continue
+        _forget_state(args.home, args.instance)
+        server.should_exit = True
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parse(argv)
+    sock = socket.socket(fileno=args.fd)
+    import uvicorn
+    from prefect.server.api.server import create_app
+
+    tracker = IdleTracker(create_app(final=True))
+    config = uvicorn.Config(tracker, log_level="error", lifespan="on", timeout_graceful_shutdown=5)
+    server = uvicorn.Server(config)
+    threading.Thread(target=_watch_idle, args=(tracker, server, args), daemon=True).start()
+    server.run(sockets=[sock])
+    os._exit(0)  # skip the interpreter's final collection over Prefect's modules
+
+
+if __name__ == "__main__":
+    main()

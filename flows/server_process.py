@@ -1,0 +1,239 @@
+"""The managed Prefect server's process mechanics: state file, lock, identity, start and stop.
+
+No Prefect import here: all of this runs before the CLI pays for importing Prefect.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from reviewflow.errors import ReviewError
+from reviewflow.fsutil import write_output
+
+STATE_FILE = "server.json"
+LOCK_FILE = "server.lock"
+LOG_FILE = "server.log"
+DATABASE_FILE = "prefect.db"
+_SERVER_MODULE = "flows.server_main"
+_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+# What the server inherits from the CLI's environment; everything else (model keys, tokens,
+# the user's own PREFECT_* settings) stays behind.
+_INHERITED = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
+_INHERITED_PATHS = ("PYTHONPATH", "VIRTUAL_ENV")
+_READY_LIMIT_S = 600.0  # a safety net only: a live server is waited for through its migrations
+_STOP_GRACE_S = 10.0
+
+
+class ServerError(ReviewError):
+    """The managed local Prefect server could not be started."""
+
+
+@dataclass(frozen=True)
+class ServerState:
+    """What the state file records about the running managed server."""
+
+    pid: int
+    port: int
+    instance: str
+    prefect_version: str
+    idle_minutes: float
+    started_at: float
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api"
+
+
+def read_state(home: Path) -> ServerState | None:
+    """The recorded server, or None when there is none or the file is unreadable."""
+    try:
+        return ServerState(**json.loads((home / STATE_FILE).read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def write_state(home: Path, state: ServerState) -> None:
+    write_output(home / STATE_FILE, json.dumps(asdict(state)) + "\n")
+
+
+def forget_state(home: Path, state: ServerState) -> None:
+    """Remove the state file if it still names `state`'s server."""
+    current = read_state(home)
+    if current is not None and current.instance == state.instance:
+        (home / STATE_FILE).unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def locked(home: Path) -> Iterator[None]:
+    """Hold the managed home's lock: one process at a time checks, starts or stops the server."""
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with open(home / LOCK_FILE, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def is_ours(state: ServerState) -> bool:
+    """True while `state.pid` is a live server process started with `state.instance`."""
+    try:
+        raw = Path(f"/proc/{state.pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return _ps_args(state.pid, state.instance) if not Path("/proc/self").exists() else False
+    except OSError:
+        return False
+    return state.instance in raw.decode(errors="replace").split("\0")
+
+
+def _ps_args(pid: int, instance: str) -> bool:
+    """Where there is no /proc (macOS): the process's arguments through ps."""
+    done = subprocess.run(
+        ["ps", "-o", "args=", "-p", str(pid)], capture_output=True, text=True, check=False
+    )
+    return instance in done.stdout.split()
+
+
+def server_version(url: str, timeout: float = 2.0) -> str | None:
+    """The Prefect version the API at `url` reports, or None if nothing answers there."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(f"{url}/admin/version", timeout=timeout) as response:
+            version = json.loads(response.read())
+    except (OSError, ValueError):
+        return None
+    return version if isinstance(version, str) else None
+
+
+def is_serving(state: ServerState, version: str) -> bool:
+    """Our process, alive, answering with the expected Prefect version (a request: resets idle)."""
+    return is_ours(state) and server_version(state.url) == version
+
+
+def stop_process(state: ServerState) -> None:
+    """Stop the recorded server if (and only if) it is ours, and wait until it is gone."""
+    for sig, grace in ((signal.SIGTERM, _STOP_GRACE_S), (signal.SIGKILL, _STOP_GRACE_S)):
+        if not is_ours(state):
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(state.pid, sig)
+        deadline = time.monotonic() + grace
+        while is_ours(state) and time.monotonic() < deadline:
+            _reap(state.pid)
+            time.sleep(0.05)
+
+
+def _reap(pid: int) -> None:
+    """Collect the exit status if the server is this process's own child (else a no-op)."""
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def inherited_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The few variables the server inherits from the CLI's environment."""
+    return {name: env[name] for name in _INHERITED + _INHERITED_PATHS if name in env}
+
+
+def server_env(env: Mapping[str, str], home: Path, url: str) -> dict[str, str]:
+    """The server's whole environment: a few inherited basics and its own Prefect settings."""
+    out = inherited_env(env)
+    out.update(
+        PREFECT_HOME=str(home),
+        PREFECT_API_URL=url,
+        PREFECT_UI_API_URL=url,
+        DO_NOT_TRACK="1",
+        PREFECT_SERVER_ANALYTICS_ENABLED="false",
+        PREFECT_SERVER_LOGGING_LEVEL="WARNING",
+        PREFECT_LOGGING_LEVEL="WARNING",
+    )
+    return out
+
+
+def bind_port(preferred: int) -> socket.socket:
+    """A listening socket on 127.0.0.1: the preferred port if free, else any free one."""
+    for port in (preferred, 0) if preferred else (0,):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            sock.close()
+            continue
+        sock.listen(128)
+        return sock
+    raise ServerError("no free port on 127.0.0.1 for the local Prefect server")
+
+
+@dataclass
+class Booting:
+    """A server process that has been started but may not answer yet."""
+
+    process: subprocess.Popen[bytes]
+    state: ServerState
+    log: Path
+
+
+def spawn(home: Path, env: Mapping[str, str], idle_minutes: float, port: int) -> Booting:
+    """Start a detached server on a socket bound here (so its URL is known at once)."""
+    sock = bind_port(port)
+    instance = f"reviewflow-{uuid.uuid4().hex}"
+    bound = sock.getsockname()[1]
+    state = ServerState(0, bound, instance, "", idle_minutes, time.time())
+    args = [
+        sys.executable, "-m", _SERVER_MODULE, "--fd", str(sock.fileno()),
+        "--idle-seconds", str(idle_minutes * 60), "--instance", instance, "--home", str(home),
+    ]  # fmt: skip
+    log = home / LOG_FILE
+    with sock, open(log, "wb") as out:
+        process = subprocess.Popen(
+            args,
+            pass_fds=(sock.fileno(),),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=_PACKAGE_ROOT,
+            env=server_env(env, home, state.url),
+        )
+    return Booting(process, replace(state, pid=process.pid), log)
+
+
+def wait_ready(booting: Booting) -> str:
+    """Wait until the server answers (through a first run's migrations); its Prefect version."""
+    deadline = time.monotonic() + _READY_LIMIT_S
+    while time.monotonic() < deadline:
+        version = server_version(booting.state.url, timeout=1.0)
+        if version is not None:
+            return version
+        if booting.process.poll() is not None:
+            raise ServerError(
+                f"the local Prefect server exited while starting: {log_tail(booting.log)} "
+                f"(log: {booting.log})"
+            )
+        time.sleep(0.05)
+    stop_process(booting.state)
+    raise ServerError(f"the local Prefect server did not answer in time (log: {booting.log})")
+
+
+def log_tail(log: Path, lines: int = 3) -> str:
+    """The last non-empty lines of the server's log, joined into one line."""
+    try:
+        text = log.read_text(errors="replace")
+    except OSError:
+        return "no log"
+    tail = [line.strip() for line in text.splitlines() if line.strip()][-lines:]
+    return " | ".join(tail) or "empty log"

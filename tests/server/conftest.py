@@ -1,0 +1,36 @@
+"""Servers started by these tests live under the session's temporary directory; any still
+running when the session ends is killed (found by its command line, checked to be ours)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+def server_pids(under: Path) -> list[int]:
+    """Managed server processes whose Prefect home lies under `under`."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if "flows.server_main" in args and any(a.startswith(str(under)) for a in args):
+            pids.append(int(entry.name))
+    return pids
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _kill_leftover_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    base = tmp_path_factory.getbasetemp()
+    yield
+    for pid in server_pids(base):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
