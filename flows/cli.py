@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import os
 import shutil
@@ -23,6 +24,7 @@ from flows.failures import (
     record_traceback,
     run_log_path,
 )
+from flows.local_server import ApiTarget, ensure_api, run_with_server
 from reviewflow.config import (
     KEY_ENV_VARS,
     Config,
@@ -114,10 +116,30 @@ def cmd_review(args: argparse.Namespace, env: Mapping[str, str], log: Path) -> i
             collect(effective, config.review.context_lines), effective, config.review.max_file_bytes
         )
         prepare_prefect_env(verbose=args.verbose)
-        from flows.review import run_review  # deferred: importing Prefect costs ~1 s
+        with local_api(args, config, request) as target:
+            from flows.review import run_review  # imported by `local_api`, during the boot
 
-        log_to_file("prefect", log)
-        return run_review(effective, config, scope, env)
+            log_to_file("prefect", log)
+            return run_with_server(target, lambda: run_review(effective, config, scope, env))
+
+
+def local_api(args: argparse.Namespace, config: Config, request: ReviewRequest) -> ApiTarget:
+    """The Prefect API this review talks to: `PREFECT_API_URL` when set, else the managed local
+    server (started if needed; importing Prefect overlaps its boot)."""
+
+    def preload(prefect_env: Mapping[str, str]) -> None:
+        os.environ.update(prefect_env)
+        importlib.import_module("flows.review")  # importing Prefect costs ~1 s
+
+    return ensure_api(
+        Path(request.home),
+        os.environ,
+        ci=bool(request.ci_variables),
+        reuse=config.prefect.server_reuse and not args.no_server_reuse,
+        idle_minutes=config.prefect.server_idle_minutes,
+        verbose=args.verbose,
+        preload=preload,
+    )
 
 
 def check_outputs(output: OutputSettings, home: Path) -> None:

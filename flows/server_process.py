@@ -80,8 +80,15 @@ def forget_state(home: Path, state: ServerState) -> None:
 @contextlib.contextmanager
 def locked(home: Path) -> Iterator[None]:
     """Hold the managed home's lock: one process at a time checks, starts or stops the server."""
-    home.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with open(home / LOCK_FILE, "a+") as handle:
+    try:
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        handle = open(home / LOCK_FILE, "a+")  # noqa: SIM115 - closed below, after the lock
+    except OSError as exc:
+        raise ServerError(
+            f"cannot use {home} as the local Prefect server's home: {exc.strerror} "
+            "(it lives under the reviewflow home; move what is there, or set PREFECT_API_URL)"
+        ) from None
+    with handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield

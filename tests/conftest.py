@@ -87,16 +87,27 @@ def repo(tmp_path: Path) -> Iterator[GitRepo]:
 
 
 @pytest.fixture(scope="session")
-def prefect_harness() -> Iterator[None]:
+def _prefect_api() -> Iterator[str]:
     """One temporary Prefect API for every flow-level test (starting one costs seconds)."""
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+    from prefect.settings import (
+        PREFECT_API_URL,
+        PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
+        temporary_settings,
+    )
     from prefect.testing.utilities import prefect_test_harness
 
     with (
         prefect_test_harness(server_startup_timeout=120),
         temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}),
     ):
-        yield
+        yield str(PREFECT_API_URL.value())
+
+
+@pytest.fixture
+def prefect_harness(_prefect_api: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The shared test API, also as `PREFECT_API_URL` (a CLI review then starts no server)."""
+    monkeypatch.setenv("PREFECT_API_URL", _prefect_api)
+    return _prefect_api
 
 
 @pytest.fixture

@@ -192,7 +192,15 @@ class OutputSettings(_Section):
     model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
 
 
+class PrefectSettings(_Section):
+    """The local Prefect server a CLI review reuses (when PREFECT_API_URL is not set)."""
+
+    server_reuse: bool = True
+    server_idle_minutes: float = Field(10.0, gt=0, le=24 * 60)
+
+
 class Config(_Section):
     review: ReviewSettings = Field(default_factory=ReviewSettings)
     model: ModelSettings = Field(default_factory=ModelSettings)
     output: OutputSettings = Field(default_factory=OutputSettings)
+    prefect: PrefectSettings = Field(default_factory=PrefectSettings)
