@@ -57,8 +57,20 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _restored_environ() -> Iterator[None]:
+    """The CLI exports Prefect settings into `os.environ` itself (not through monkeypatch):
+    every test starts from, and leaves, the suite's own environment."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+@pytest.fixture(autouse=True)
 def _isolated_env(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+    _restored_environ: None,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> Path:
     """A fresh reviewflow home and a global Git config that only names the test author."""
     for name in _SCRUBBED:

@@ -82,6 +82,7 @@ def test_review_keeps_the_key_out_of_the_prefect_environment(
         return 0
 
     monkeypatch.setattr(flows.review, "run_review", fake_run_review)
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # start no local server
     monkeypatch.setenv("REVIEWFLOW_MODEL_NAME", "test-model")
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
     monkeypatch.setenv("GEMINI_API_KEY", "g-unrelated-key")
