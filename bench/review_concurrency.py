@@ -5,8 +5,8 @@ at that concurrency x latency (each file needs 2 sequential requests: read, then
 requests over 8 slots = 10 rounds of 300 ms = 3.0 s). Also: an unchanged re-run makes zero
 model requests; its wall time is reported.
 
-The flow runs in this process against a Prefect test API started once before timing (its start
-is not part of a review's own cost; see bench/overhead.py for that). Figures are medians.
+The reviews run in this process through the CLI against the managed local Prefect server,
+started by an untimed warm-up review (a cold start is bench/overhead.py's business). Medians.
 """
 
 from __future__ import annotations
@@ -30,10 +30,8 @@ RUNS = 3
 
 
 def main() -> None:
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
-    from prefect.testing.utilities import prefect_test_harness
-
     from flows.cli import main as cli
+    from flows.local_server import stop_server
     from tests.flows.reviewer import ScriptedReviewer
     from tests.gitutil import GitRepo
     from tests.wire_server import TEST_KEY, Delay, RecordedRequest, Reply, WireServer
@@ -54,11 +52,7 @@ def main() -> None:
     repo.commit("change")
     args = ["review", "--repo", str(repo.root), "--commit", "HEAD", "--console", "off"]
     args += ["--concurrency", str(CONCURRENCY), "--no-progress"]
-    with (
-        WireServer() as wire,
-        prefect_test_harness(server_startup_timeout=120),
-        temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}),
-    ):
+    with WireServer() as wire:
         wire.respond("openai", Slow({path: [] for path in paths}))
         os.environ.update(
             REVIEWFLOW_MODEL_NAME="bench-model",
@@ -79,6 +73,7 @@ def main() -> None:
         cached = time.perf_counter() - start
         cached_requests = len(wire.requests()) - before
         peak = wire.max_in_flight
+    stop_server(work / "home")
     ideal = (requests / CONCURRENCY) * LATENCY
     median = statistics.median(fresh)
     print(f"files {FILES}, requests per review {requests}, concurrency {CONCURRENCY}")

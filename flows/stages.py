@@ -69,15 +69,20 @@ def run_model_stages(
         lambda chunks: relocate.with_options(**options).submit(chunks, reviewed, handle),
         lambda found: review_filter.with_options(**options).submit(found, reviewed, handle),
         handle,
+        on_file_done,
     )
     for job in jobs:
         chains.start(job)
-    chains.run(on_file_done)
+    chains.run()
     return _summarize(chains.plans, chains.chunks, chains.files, options)
 
 
 class _Chains:
-    """Per-file stage chains driven by completions, in the flow's own thread."""
+    """Per-file stage chains driven by completions, in the flow's own thread.
+
+    A stage with nothing to do is not a task run: no plan below 50 changed lines, no
+    relocation or filter for a file whose chunks proposed nothing.
+    """
 
     def __init__(
         self,
@@ -86,10 +91,12 @@ class _Chains:
         submit_relocate: Callable[[list[ChunkResult]], PrefectFuture[list[FileFindings]]],
         submit_filter: Callable[[list[FileFindings]], PrefectFuture[list[FileFindings]]],
         handle: ProviderHandle,
+        on_file_done: Callable[[str], None],
     ) -> None:
         self._plan, self._loop = plan_task, submit_loop
         self._relocate, self._filter, self._handle = submit_relocate, submit_filter, handle
-        self._done: queue.SimpleQueue[tuple[str, FileJob, PrefectFuture[Any]]] = queue.SimpleQueue()
+        self._file_done = on_file_done
+        self._done: queue.SimpleQueue[tuple[str, int, FileJob, Any]] = queue.SimpleQueue()
         self._waiting: dict[str, dict[int, ChunkResult]] = {}
         self._pending = 0
         self.plans: list[PlanResult] = []
@@ -97,38 +104,49 @@ class _Chains:
         self.files: list[FileFindings] = []
 
     def start(self, job: FileJob) -> None:
-        self._watch("plan", job, self._plan.submit(job, self._handle))
+        if job.needs_plan:
+            self._watch("plan", 0, job, self._plan.submit(job, self._handle))
+        else:
+            self._planned(job, PlanResult(path=job.path))
 
-    def run(self, on_file_done: Callable[[str], None]) -> None:
+    def run(self) -> None:
         """Until every chain is done: take each finished stage and submit what follows it.
         A stage that failed raises here (its error fails the flow)."""
         while self._pending:
-            stage, job, future = self._done.get()
+            stage, index, job, future = self._done.get()
             self._pending -= 1
             result = finished_result(future)
             if stage == "plan":
                 self.plans.append(result)
-                self._waiting[job.path] = {}
-                for index in range(len(job.chunks)):
-                    self._watch(f"loop:{index}", job, self._loop(job, index, result))
-            elif stage.startswith("loop:"):
-                self._chunk_done(job, int(stage[5:]), result)
+                self._planned(job, result)
+            elif stage == "loop":
+                self._chunk_done(job, index, result)
             elif stage == "relocate":
-                self._watch("filter", job, self._filter(result))
+                self._watch("filter", 0, job, self._filter(result))
             else:
                 self.files.extend(result)
-                on_file_done(job.path)
+                self._file_done(job.path)
+
+    def _planned(self, job: FileJob, plan: PlanResult) -> None:
+        self._waiting[job.path] = {}
+        for index in range(len(job.chunks)):
+            self._watch("loop", index, job, self._loop(job, index, plan))
 
     def _chunk_done(self, job: FileJob, index: int, result: ChunkResult) -> None:
         self.chunks.append(result)
         mine = self._waiting[job.path]
         mine[index] = result
-        if len(mine) == len(job.chunks):  # in chunk order: candidate IDs follow it
-            self._watch("relocate", job, self._relocate([mine[i] for i in sorted(mine)]))
+        if len(mine) < len(job.chunks):
+            return
+        ordered = [mine[i] for i in sorted(mine)]  # in chunk order: candidate IDs follow it
+        if any(chunk.candidates for chunk in ordered):
+            self._watch("relocate", 0, job, self._relocate(ordered))
+        else:
+            self._file_done(job.path)
 
-    def _watch(self, stage: str, job: FileJob, future: PrefectFuture[Any]) -> None:
+    def _watch(self, stage: str, index: int, job: FileJob, future: PrefectFuture[Any]) -> None:
         self._pending += 1
-        future.add_done_callback(lambda done: self._done.put((stage, job, done)))
+        future.add_done_callback(lambda done: self._done.put((stage, index, job, done)))
 
 
 def finished_result(future: PrefectFuture[Any]) -> Any:

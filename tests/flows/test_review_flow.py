@@ -48,17 +48,21 @@ async def _recorded() -> tuple[set[str], list[Any]]:
 def test_every_stage_is_a_task_run_and_artifacts_are_published(
     repo: GitRepo, wire: WireServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    wire.respond("openai", ScriptedReviewer({"app/settings.py": [SPLIT]}))
+    wire.respond("openai", ScriptedReviewer({"app/settings.py": [SPLIT], "app/big.py": []}))
     _repo(repo.root)
+    big = "".join(f"def f{i}(x):\n    return x + {i}\n" for i in range(30))
+    repo.write("app/big.py", big)  # 60 changed lines: this file is planned
+    repo.commit("big")
     monkeypatch.setenv("REVIEWFLOW_MODEL_NAME", "test-model")
     monkeypatch.setenv("REVIEWFLOW_MODEL_ENDPOINT", wire.base_url("openai"))
     monkeypatch.setenv("REVIEWFLOW_MODEL_API_KEY", TEST_KEY)
-    assert main(["review", "--repo", str(repo.root), "--commit", "HEAD", "--no-cache"]) == 1
+    flags = ["--from", "HEAD~2", "--to", "HEAD", "--no-cache"]
+    assert main(["review", "--repo", str(repo.root), *flags]) == 1
 
     names: set[str] = set()
     artifacts: list[Any] = []
-    key = artifact_key(str(repo.root), "commit")
-    table = artifact_key(str(repo.root), "commit-findings")
+    key = artifact_key(str(repo.root), "range")
+    table = artifact_key(str(repo.root), "range-findings")
     for _ in range(100):  # task runs reach the API asynchronously
         names, artifacts = asyncio.run(_recorded())
         if names >= STAGES and {key, table} <= {a.key for a in artifacts}:
