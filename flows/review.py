@@ -81,16 +81,22 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
         on_file_done=_progress_callback(handle),
     )
     finalized = finalize_findings(stages.files, config.review)
-    localized: Localized = finished_result(
-        localize_findings.with_options(**stages.options).submit(
-            list(finalized.findings), config.output.language, handle
+    localized = (
+        Localized(findings=finalized.findings)
+        if stages.cancelled
+        else finished_result(
+            localize_findings.with_options(**stages.options).submit(
+                list(finalized.findings), config.output.language, handle
+            )
         )
     )
     complete = stages.complete and finalized.complete and localized.complete
     outcome = ReviewOutcome(
         review_id=review_id(started, change.diff_sha256[:8]),
         status="complete" if complete else "incomplete",
-        exit_code=gate(localized.findings, config.review.fail_on, complete),
+        exit_code=130
+        if stages.cancelled
+        else gate(localized.findings, config.review.fail_on, complete),
         metadata=review_metadata(
             scope, request, config.model, config.output.language, started, datetime.now(UTC)
         ),

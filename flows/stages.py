@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import queue
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from prefect.futures import PrefectFuture
@@ -14,7 +14,7 @@ from prefect.futures import PrefectFuture
 from reviewflow.config import Config
 from reviewflow.findings.models import FileFindings
 from reviewflow.models import ReviewWarning
-from reviewflow.providers.pool import ProviderHandle
+from reviewflow.providers.pool import ProviderHandle, pool_for
 from reviewflow.review.jobs import FileJob
 from reviewflow.review.reader import Snapshot
 from reviewflow.review.records import (
@@ -43,6 +43,12 @@ class ModelStages:
     chunks: int
     tool_calls: int
     options: dict[str, Any]
+    cancelled: bool = False  # Ctrl-C: what finished before it is kept
+
+
+CANCELLED = ReviewWarning(
+    "cancelled", "the review was cancelled: only the files finished before are reported"
+)
 
 
 def run_model_stages(
@@ -71,9 +77,16 @@ def run_model_stages(
         handle,
         on_file_done,
     )
-    for job in jobs:
-        chains.start(job)
-    chains.run()
+    try:
+        for job in jobs:
+            chains.start(job)
+        chains.run()
+    except KeyboardInterrupt:  # keep what is done; requests still in flight fail at once
+        pool_for(handle).close()
+        stages = _summarize(chains.plans, chains.chunks, chains.files, options)
+        return replace(
+            stages, complete=False, cancelled=True, warnings=(*stages.warnings, CANCELLED)
+        )
     return _summarize(chains.plans, chains.chunks, chains.files, options)
 
 

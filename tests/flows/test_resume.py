@@ -1,7 +1,9 @@
-"""A review killed part-way (`kill -9` while the model answers), run again, pays only the rest."""
+"""A review killed part-way (`kill -9` while the model answers), run again, pays only the rest;
+one cancelled with Ctrl-C reports what it finished and exits 130."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -85,6 +87,48 @@ def test_killed_review_resumed_pays_only_for_unfinished_files(
     assert any(SLOW in str(request.body) for request in again)
 
 
-def _fast_done_and_slow_asked(results: Path, wire: WireServer) -> bool:
-    loops = list(results.glob("tool_loop-*")) if results.is_dir() else []
-    return bool(loops) and any(SLOW in str(request.body) for request in wire.requests())
+def _fast_done_and_slow_asked(results: Path, wire: WireServer, stage: str = "tool_loop") -> bool:
+    """The fast file's `stage` result is stored and the slow file's session has begun."""
+    done = list(results.glob(f"{stage}-*")) if results.is_dir() else []
+    return bool(done) and any(SLOW in str(request.body) for request in wire.requests())
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_ctrl_c_keeps_finished_files_and_exits_130(
+    repo: GitRepo, wire: WireServer, rf_home: Path, tmp_path: Path
+) -> None:
+    _changed_repo(repo.root)
+    finding = {**SPLIT, "file": FAST, "existing_code": "return open('x').read()"}
+    wire.respond("openai", HangOnSlow({FAST: [finding], SLOW: []}))
+    env = {
+        **os.environ,
+        "REVIEWFLOW_MODEL_NAME": "test-model",
+        "REVIEWFLOW_MODEL_ENDPOINT": wire.base_url("openai"),
+        "REVIEWFLOW_MODEL_API_KEY": TEST_KEY,
+    }
+    out = tmp_path / "out"
+    args = ["review", "--repo", str(repo.root), "--commit", "HEAD", "--report-dir", str(out)]
+    child = subprocess.Popen(
+        [sys.executable, "-m", "flows.cli", *args, "--console", "off"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not _fast_done_and_slow_asked(
+            rf_home / "cache" / "results", wire, stage="review_filter"
+        ):
+            assert child.poll() is None, "the review ended before it could be cancelled"
+            time.sleep(0.1)
+        child.send_signal(signal.SIGINT)
+        _, stderr = child.communicate(timeout=60)
+    finally:
+        child.kill()
+    assert child.returncode == 130, stderr
+    report = json.loads((out / "review-report.json").read_text())
+    assert (report["status"], report["exit_code"]) == ("incomplete", 130)
+    assert [f["path"] for f in report["findings"]] == [FAST]  # the finished file is kept
+    assert "cancelled" in [w["code"] for w in report["warnings"]]
