@@ -4,11 +4,10 @@ Measured, each in fresh processes, median of RUNS, beside `git diff` of the same
 - a trivial flow (one task, one artifact: tests/server/probe_flow.py) run the way the CLI runs
   one — `ensure_api` with Prefect's import overlapped with a cold server's boot — warm (server
   up), cold (no server, database migrated) and first run ever (fresh home);
-- `reviewflow review` without `--preview` as this build has it (the front half as a flow, then
-  exit 2: the model stages are not wired yet), on Prefect's temporary server (today's default)
-  and against the warm managed server (what the wiring will do);
+- a whole `reviewflow review --no-cache` of that change against the wire-level test model
+  answering at once (all of it is overhead), warm and cold;
 - peak RSS of the CLI-side process and of the server.
-Targets (for the whole review once wired): warm <= 1.5 s, cold <= 3.5 s.
+Targets for the whole review: warm <= 1.5 s, cold <= 3.5 s.
 """
 
 from __future__ import annotations
@@ -126,28 +125,27 @@ def main() -> None:
 
 
 def _reviews(repo: Path, home: Path, env: dict[str, str]) -> None:
-    """`reviewflow review` as this build has it (exit 2 after the front-half flow)."""
-    model = {
-        "REVIEWFLOW_MODEL_PROTOCOL": "openai",
-        "REVIEWFLOW_MODEL_NAME": "bench-model",
-        "REVIEWFLOW_MODEL_ENDPOINT": "http://127.0.0.1:9/v1",
-        "REVIEWFLOW_MODEL_API_KEY": "bench-key",
-    }
-    review = [sys.executable, "-m", "flows.cli", "review", "--repo", str(repo)]
-    temporary = {
-        **env,
-        **model,
-        "PREFECT_HOME": str(home / "temporary-prefect"),
-        # on a loaded 2-core machine its 20 s default fails runs (the issue's fragility)
-        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "300",
-    }
-    _timed(review, temporary, codes=(2,))  # untimed: migrates the temporary server's database
-    _series("reviewflow review, Prefect's temporary server", RUNS, lambda: None,
-            lambda: _timed(review, temporary, codes=(2,)))  # fmt: skip
-    target = ensure_api(home, env, ci=False, reuse=True)
-    managed = {**env, **model, **target.env}
-    _series("reviewflow review, managed server warm", RUNS, lambda: None,
-            lambda: _timed(review, managed, codes=(2,)))  # fmt: skip
+    """A whole `reviewflow review` (`--no-cache`: every stage runs) against the wire-level test
+    model answering at once, so all of its time is overhead: warm, then cold."""
+    from tests.flows.reviewer import ScriptedReviewer
+    from tests.wire_server import WireServer
+
+    with WireServer() as wire:
+        wire.respond("openai", ScriptedReviewer({}))  # every file: task_done at once
+        model = {
+            "REVIEWFLOW_MODEL_PROTOCOL": "openai",
+            "REVIEWFLOW_MODEL_NAME": "bench-model",
+            "REVIEWFLOW_MODEL_ENDPOINT": wire.base_url("openai"),
+            "REVIEWFLOW_MODEL_API_KEY": "bench-key",
+        }
+        review = [sys.executable, "-m", "flows.cli", "review", "--repo", str(repo)]
+        review += ["--no-cache", "--console", "off", "--no-progress"]
+        full = {**env, **model}
+        _timed(review, full)  # untimed: the server may have idled out
+        _series("reviewflow review, warm", RUNS, lambda: None, lambda: _timed(review, full))
+        _series("reviewflow review, cold", RUNS, lambda: stop_server(home),
+                lambda: _timed(review, full))  # fmt: skip
+        print(f"model requests per review: {len(wire.requests()) // (2 * RUNS + 1)}")
 
 
 if __name__ == "__main__":
