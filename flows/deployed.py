@@ -110,6 +110,7 @@ def ci_review(
     to_ref: str | None = None,
     trusted_ref: str | None = None,
     overrides: dict[str, Any] | None = None,
+    no_cache: bool = False,
 ) -> State:
     """Review one commit or a `from_ref`..`to_ref` range of `repository` (a path or a URL).
 
@@ -126,6 +127,7 @@ def ci_review(
         from_ref=from_ref,
         to_ref=to_ref,
         trusted_ref=trusted_ref,
+        no_cache=no_cache,
         home=str(home),
         ci_variables=ci_variables(env) or (DEPLOYMENT_CI,),
     )
