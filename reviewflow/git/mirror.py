@@ -39,23 +39,23 @@ def local_repository(repository: str, home: Path) -> Path:
             return path
     _check_url(repository)
     target = cache_path(repository, home)
-    if (target / ".git").is_dir():
-        run_git(
-            target,
-            ["fetch", "--quiet", "--prune", "--force", "--update-head-ok", "origin", *_FETCH_REFS],
-        )
-        return target
+    if not (target / ".git").is_dir():
+        _clone(repository, target)
+    # Local branches and tags mirror the remote's (the clone itself only made the default one).
+    fetch = ["fetch", "--quiet", "--prune", "--force", "--update-head-ok", "origin"]
+    run_git(target, [*fetch, *_FETCH_REFS])
+    return target
+
+
+def _clone(repository: str, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     staging = Path(tempfile.mkdtemp(prefix=".clone-", dir=target.parent))
     try:
-        run_git(
-            staging,
-            ["clone", "--quiet", "--filter=blob:none", "--no-checkout", "--", repository, "clone"],
-        )
+        clone = ["clone", "--quiet", "--filter=blob:none", "--no-checkout", "--"]
+        run_git(staging, [*clone, repository, "clone"])
         (staging / "clone").rename(target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return target
 
 
 def cache_path(repository: str, home: Path) -> Path:
