@@ -11,7 +11,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from prefect import flow
+from prefect import flow, get_run_logger
 from prefect.states import Completed, Failed, State
 
 from flows.review import ReviewRun, public_config, review
@@ -135,5 +135,6 @@ def ci_review(
     summary = run_summary(run)
     reason = gate_reason(run.outcome, config.review.fail_on)
     if reason:
+        get_run_logger().error(reason)
         return Failed(message=reason, data=summary)
     return Completed(message="gate passed", data=summary)

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from prefect import flow
+from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 from prefect.states import Completed, Failed, State
 from prefect.variables import Variable
@@ -162,6 +162,7 @@ def release_review(
     failing = [row for row in rows if row.exit_code != 0]
     if failing:
         names = "; ".join(f"{row.branch}: {row.reason}" for row in failing)
+        get_run_logger().error("release review failed for: %s", names)
         return Failed(
             message=f"release review failed for {len(failing)} branch(es): {names}", data=data
         )
