@@ -65,3 +65,24 @@ def test_secrets_and_bad_requests_are_refused(monkeypatch: pytest.MonkeyPatch) -
         ci_review.fn("https://user:hunter2@example.invalid/r.git", commit="HEAD")
     with pytest.raises(ConfigError, match="needs 'commit'"):
         ci_review.fn("/nowhere")
+
+
+def test_key_from_a_secret_block(
+    tmp_path: Path, wire: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from prefect.blocks.system import Secret
+
+    use_model(monkeypatch, wire)
+    monkeypatch.delenv("REVIEWFLOW_MODEL_API_KEY")  # the worker holds no key itself
+    Secret(value="sk-from-block-123").save("reviewflow-test-key", overwrite=True)
+    repo, _ = origin(tmp_path)
+    repo.write("app/settings.py", RISKY)
+    head = repo.commit("read settings")
+    wire.respond("openai", ScriptedReviewer({"app/settings.py": []}))
+    block = {"model": {"api_key_block": "reviewflow-test-key"}}
+
+    state = ci_review(str(repo.root), commit=head, overrides=block, return_state=True)
+    assert state.is_completed(), state.message
+    assert {r.credential for r in wire.requests()} == {"sk-from-block-123"}
+    with pytest.raises(ConfigError, match="existing Prefect Secret block"):
+        deployed_config({"model": {"api_key_block": "no-such-block"}}, {})
