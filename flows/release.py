@@ -77,10 +77,10 @@ def review_branch(
     last = last_reviewed(repository, branch)
     since = last if last and is_ancestor(root, last, head) else merge_base(root, base, head)
     if since is None:
+        reason = f"no common history with the base branch {base[:12]}"
         return BranchReview(
-            branch=branch, head=head, since=None, status="failed", exit_code=2,
-            reason=f"no common history with the base branch {base[:12]}",
-        )  # fmt: skip
+            branch=branch, head=head, since=None, status="failed", exit_code=2, reason=reason
+        )
     if since == head:
         mark_reviewed(repository, branch, head)
         return BranchReview(branch=branch, head=head, since=since, status="up-to-date")
@@ -94,10 +94,15 @@ def review_branch(
     try:
         run = review_here(request, config, name=f"review {branch}")
     except ReviewError as exc:
+        reason = " ".join(str(exc).split())
         return BranchReview(
-            branch=branch, head=head, since=since, status="failed", exit_code=exc.exit_code,
-            reason=" ".join(str(exc).split()),
-        )  # fmt: skip
+            branch=branch,
+            head=head,
+            since=since,
+            status="failed",
+            exit_code=exc.exit_code,
+            reason=reason,
+        )
     outcome = run.outcome
     if outcome.status == "complete":
         mark_reviewed(repository, branch, head)

@@ -157,13 +157,13 @@ class ModelSettings(_Section):
     name: str = Field(PLACEHOLDER_MODEL, min_length=1, description="a model name, e.g. gpt-4o")
     endpoint: str | None = None
     api_key: SecretStr | None = None
+    timeout: Duration = Field(
+        120.0, description="a positive duration such as 120s, 2m, 1m30s or 500ms, at most one day"
+    )
     api_key_block: str | None = Field(
         None,
         pattern=r"^[a-z0-9][a-z0-9-]*$",
         description="the name of a Prefect Secret block, e.g. reviewflow-openai-key",
-    )
-    timeout: Duration = Field(
-        120.0, description="a positive duration such as 120s, 2m, 1m30s or 500ms, at most one day"
     )
 
     @field_validator("api_key", mode="before")
