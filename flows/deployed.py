@@ -12,7 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from prefect import flow, get_run_logger
+from prefect.blocks.system import Secret
 from prefect.states import Completed, Failed, State
+from pydantic import SecretStr
 
 from flows.review import ReviewRun, public_config, review
 from flows.runners import task_runner_for
@@ -28,13 +30,11 @@ from reviewflow.rules.trust import ci_variables
 # A deployed run reviews a change someone pushed: the repository's own rules always come
 # from a trusted base (see "Trust in CI"), whether or not the worker itself runs in CI.
 DEPLOYMENT_CI = "deployment"
-_SECRET_OVERRIDES = ("api_key",)
 
 
 def deployed_config(overrides: Mapping[str, Any] | None, env: Mapping[str, str]) -> Config:
     """The worker's config (its file and environment) with the run's overrides and API key."""
-    model = dict((overrides or {}).get("model") or {})
-    if any(name in model for name in _SECRET_OVERRIDES):
+    if "api_key" in ((overrides or {}).get("model") or {}):
         raise ConfigError(
             "invalid value for the 'overrides' parameter: model.api_key cannot be a parameter "
             "(accepted: the worker's environment, or model.api_key_block naming a Secret block)"
@@ -46,11 +46,8 @@ def deployed_config(overrides: Mapping[str, Any] | None, env: Mapping[str, str])
     return config
 
 
-def secret_block_value(name: str) -> Any:
-    """The value of the Prefect Secret block `name` (as a SecretStr)."""
-    from prefect.blocks.system import Secret
-    from pydantic import SecretStr
-
+def secret_block_value(name: str) -> SecretStr:
+    """The value of the Prefect Secret block `name`."""
     try:
         secret: Any = Secret.load(name)  # sync here: a sync caller gets the block
         value = secret.get()

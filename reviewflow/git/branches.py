@@ -42,7 +42,7 @@ def commit_of(root: Path, ref: str) -> str | None:
 
 def merge_base(root: Path, a: str, b: str) -> str | None:
     """The best common ancestor of two commits, or None for unrelated histories."""
-    out = run_git(root, ["merge-base", a, b], ok=(0, 1))
+    out = run_git(root, ["merge-base", "--end-of-options", a, b], ok=(0, 1))
     return out.decode().strip() or None
 
 
