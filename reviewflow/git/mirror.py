@@ -4,10 +4,13 @@ never from the name: a URL with a password in it is refused."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import re
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -39,16 +42,27 @@ def local_repository(repository: str, home: Path) -> Path:
             return path
     _check_url(repository)
     target = cache_path(repository, home)
-    if not (target / ".git").is_dir():
-        _clone(repository, target)
-    # Local branches and tags mirror the remote's (the clone itself only made the default one).
-    fetch = ["fetch", "--quiet", "--prune", "--force", "--update-head-ok", "origin"]
-    run_git(target, [*fetch, *_FETCH_REFS])
+    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with _locked(target.with_name(target.name + ".lock")):  # runs on one worker share it
+        if not (target / ".git").is_dir():
+            _clone(repository, target)
+        # Local branches and tags mirror the remote's (the clone made only the default one).
+        fetch = ["fetch", "--quiet", "--prune", "--force", "--update-head-ok", "origin"]
+        run_git(target, [*fetch, *_FETCH_REFS])
     return target
 
 
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _clone(repository: str, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     staging = Path(tempfile.mkdtemp(prefix=".clone-", dir=target.parent))
     try:
         clone = ["clone", "--quiet", "--filter=blob:none", "--no-checkout", "--"]
