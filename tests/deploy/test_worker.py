@@ -152,11 +152,17 @@ def _artifact_keys(api: str) -> set[str]:
     return {row["key"] for row in rows if row.get("key")}
 
 
-def _failed_run_messages(api: str) -> list[str]:
-    """The state messages of failed deployment runs (what `prefect flow-run inspect` shows)."""
-    only_failed = {"flow_runs": {"state": {"type": {"any_": ["FAILED"]}}}}
-    runs = httpx.post(f"{api}/flow_runs/filter", json=only_failed, timeout=10).json()
-    return [str(run["state"]["message"]) for run in runs if run["deployment_id"]]
+def _failed_run_messages(api: str, deployment: str) -> list[str]:
+    """The state messages of the deployment's failed runs (what `prefect flow-run inspect`
+    shows)."""
+    flow, name = deployment.split("/")
+    found = httpx.get(f"{api}/deployments/name/{flow}/{name}", timeout=10).json()
+    query = {
+        "flow_runs": {"state": {"type": {"any_": ["FAILED"]}}},
+        "deployments": {"id": {"any_": [found["id"]]}},
+    }
+    runs = httpx.post(f"{api}/flow_runs/filter", json=query, timeout=10).json()
+    return [str(run["state"]["message"]) for run in runs]
 
 
 def test_ci_review_gates_a_ci_job(stack: Stack) -> None:
@@ -174,11 +180,10 @@ def test_ci_review_gates_a_ci_job(stack: Stack) -> None:
     stack.wire.respond("openai", ScriptedReviewer({"app/settings.py": [SPLIT]}))
     failed = stack.trigger("review/ci-review", {**params, "commit": None, "no_cache": True})
     assert failed.returncode == 1, failed.stdout + failed.stderr
-    [message] = _failed_run_messages(stack.api)
+    [message] = _failed_run_messages(stack.api, "review/ci-review")
     assert message.startswith("gate failed: 1 finding(s), high app/settings.py")
 
-    clone = stack.rf_home / "cache" / "repos"
-    [checkout] = list(clone.iterdir())
+    [checkout] = [p for p in (stack.rf_home / "cache" / "repos").iterdir() if p.is_dir()]
     assert repo.git("-C", str(checkout), "rev-parse", "feature").strip() == head
     assert artifact_key(str(checkout), "range") in _artifact_keys(stack.api)
     # The key was in the worker's environment only: nowhere in Prefect's database, results,
