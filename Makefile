@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 export DO_NOT_TRACK := 1
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 
-.PHONY: install dev lint type test bench build-info clean
+.PHONY: install dev lint type test bench build-info clean image-check
 
 install: $(VENV)/.installed
 
@@ -44,3 +44,11 @@ build-info:
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+
+# The image's install steps (deployments/docker/install.sh, as the Dockerfile runs them) in a
+# fresh venv, and hadolint: what can be checked without a Docker engine. Needs the package index.
+image-check: dev
+	$(BIN)/hadolint --failure-threshold info Dockerfile
+	rm -rf build/image-venv && $(PYTHON) -m venv build/image-venv
+	. build/image-venv/bin/activate && sh deployments/docker/install.sh
+	rm -rf build/image-venv

@@ -56,6 +56,8 @@ _FLAG_KEYS: dict[str, tuple[str, str]] = {
     "confidence_threshold": ("review", "confidence_threshold"),
     "max_file_bytes": ("review", "max_file_bytes"),
     "fail_on": ("review", "fail_on"),
+    "task_runner": ("review", "task_runner"),
+    "dask_address": ("review", "dask_address"),
     "protocol": ("model", "protocol"),
     "model_name": ("model", "name"),
     "endpoint": ("model", "endpoint"),

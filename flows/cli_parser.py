@@ -7,7 +7,7 @@ import sys
 import textwrap
 from typing import NoReturn
 
-from reviewflow.config import ConsoleMode, Protocol
+from reviewflow.config import ConsoleMode, Protocol, TaskRunner
 
 DESCRIPTION = "reviewflow: a read-only code review agent for Git changes."
 
@@ -65,6 +65,12 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
     )
     review.add_argument("--fail-on", metavar="SEVERITIES", help="e.g. critical,high")
     review.add_argument("--no-cache", action="store_true", help="ignore cached model answers")
+    review.add_argument(
+        "--task-runner", choices=[r.value for r in TaskRunner], help="where the stages run"
+    )
+    review.add_argument(
+        "--dask-address", metavar="URL", help="Dask scheduler, e.g. tcp://HOST:8786 (dask runner)"
+    )
     model = parser.add_argument_group("model settings (the API key comes from config or env)")
     model.add_argument("--protocol", choices=[p.value for p in Protocol])
     model.add_argument("--model", dest="model_name", metavar="NAME", help="model name")

@@ -11,13 +11,12 @@ if __name__ == "__main__":  # hand over to the CLI before paying for the Prefect
 
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
 
 from prefect import flow
 from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
-from prefect.task_runners import ThreadPoolTaskRunner
 from pydantic import BaseModel, ConfigDict
 
+from flows.runners import task_runner_for
 from flows.stages import finished_result, run_model_stages
 from reviewflow.config import Config
 from reviewflow.findings.finalize import gate
@@ -144,7 +143,7 @@ def run_review(request: ReviewRequest, config: Config, scope: Scope, env: Mappin
     progress = ProgressDisplay(
         sys.stderr, env, len(scope.selection.kept), enabled=config.output.progress
     )
-    runner: Any = ThreadPoolTaskRunner(max_workers=config.review.concurrency)
+    runner = task_runner_for(config)
     try:
         with ProviderPool.from_config(config, observer=progress.request_done) as pool:
             _PROGRESS[pool.id] = progress

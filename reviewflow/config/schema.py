@@ -113,6 +113,11 @@ class Protocol(StrEnum):
     GEMINI = "gemini"
 
 
+class TaskRunner(StrEnum):
+    THREAD = "thread"
+    DASK = "dask"
+
+
 class ConsoleMode(StrEnum):
     DETAILED = "detailed"
     SUMMARY = "summary"
@@ -132,6 +137,12 @@ class ReviewSettings(_Section):
     confidence_threshold: float = Field(0.75, ge=0.0, le=1.0)
     max_file_bytes: int = Field(1 << 20, ge=1024, le=64 << 20)
     fail_on: list[Severity] = Field(default_factory=lambda: [Severity.CRITICAL, Severity.HIGH])
+    task_runner: TaskRunner = TaskRunner.THREAD
+    dask_address: str | None = Field(
+        None,
+        pattern=r"^(tcp|tls|ucx|inproc)://\S+$",
+        description="a scheduler address such as tcp://HOST:8786",
+    )
 
     @field_validator("fail_on", mode="before")
     @classmethod
@@ -148,6 +159,11 @@ class ModelSettings(_Section):
     api_key: SecretStr | None = None
     timeout: Duration = Field(
         120.0, description="a positive duration such as 120s, 2m, 1m30s or 500ms, at most one day"
+    )
+    api_key_block: str | None = Field(
+        None,
+        pattern=r"^[a-z0-9][a-z0-9-]*$",
+        description="the name of a Prefect Secret block, e.g. reviewflow-openai-key",
     )
 
     @field_validator("api_key", mode="before")

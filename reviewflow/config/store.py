@@ -30,8 +30,9 @@ def get_value(config: Config, key: str) -> Any:
 
 # Values taken as typed: never parsed as YAML (a key such as `@abc` or `- x` stays a string).
 _TEXT_KEYS = frozenset(
-    "model.name model.api_key model.endpoint model.timeout output.language output.json "
-    "output.markdown output.sarif output.gitlab output.report_dir".split()
+    "model.name model.api_key model.api_key_block model.endpoint model.timeout output.language "
+    "output.json output.markdown output.sarif output.gitlab output.report_dir "
+    "review.dask_address".split()
 )
 
 

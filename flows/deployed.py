@@ -1,0 +1,137 @@
+"""The flows deployments run (`prefect.yaml`): a review triggered from CI, on a worker.
+
+A deployed run takes everything secret from the worker: the API key from its environment or
+from the Prefect Secret block `model.api_key_block` names, Git credentials from its environment
+or Git configuration. Parameters name the repository, the change and config overrides only.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from prefect import flow, get_run_logger
+from prefect.blocks.system import Secret
+from prefect.states import Completed, Failed, State
+from pydantic import SecretStr
+
+from flows.review import ReviewRun, public_config, review
+from flows.runners import task_runner_for
+from reviewflow.config import Config, home_dir, load_config
+from reviewflow.errors import ConfigError
+from reviewflow.git.mirror import local_repository
+from reviewflow.models import Severity
+from reviewflow.providers.pool import ProviderPool
+from reviewflow.report.outcome import ReviewOutcome
+from reviewflow.request import ReviewRequest
+from reviewflow.rules.trust import ci_variables
+
+# A deployed run reviews a change someone pushed: the repository's own rules always come
+# from a trusted base (see "Trust in CI"), whether or not the worker itself runs in CI.
+DEPLOYMENT_CI = "deployment"
+
+
+def deployed_config(overrides: Mapping[str, Any] | None, env: Mapping[str, str]) -> Config:
+    """The worker's config (its file and environment) with the run's overrides and API key."""
+    if "api_key" in ((overrides or {}).get("model") or {}):
+        raise ConfigError(
+            "invalid value for the 'overrides' parameter: model.api_key cannot be a parameter "
+            "(accepted: the worker's environment, or model.api_key_block naming a Secret block)"
+        )
+    config = load_config(home_dir(env), env, dict(overrides or {}))
+    block = config.model.api_key_block
+    if block:
+        config.model.api_key = secret_block_value(block)
+    return config
+
+
+def secret_block_value(name: str) -> SecretStr:
+    """The value of the Prefect Secret block `name`."""
+    try:
+        secret: Any = Secret.load(name)  # sync here: a sync caller gets the block
+        value = secret.get()
+    except ValueError:
+        raise ConfigError(
+            f"invalid value for 'model.api_key_block': {name!r} (accepted: the name of an "
+            "existing Prefect Secret block, e.g. `prefect block create secret`)"
+        ) from None
+    return SecretStr(str(value))
+
+
+def review_here(request: ReviewRequest, config: Config, name: str | None = None) -> ReviewRun:
+    """Run the `review` flow as a subflow with a pool of this process (the key stays here)."""
+    options: dict[str, Any] = {"task_runner": task_runner_for(config)}
+    if name:
+        options["flow_run_name"] = name
+    with ProviderPool.from_config(config) as pool:
+        state = review.with_options(**options)(
+            request, public_config(config), pool.handle, return_state=True
+        )
+    result = state.result(raise_on_failure=False)
+    if isinstance(result, BaseException):
+        raise result
+    return ReviewRun.model_validate(result)
+
+
+def gate_reason(outcome: ReviewOutcome, fail_on: Sequence[Severity]) -> str:
+    """Why a review does not pass, in one line ("" when it passes)."""
+    if outcome.exit_code == 0:
+        return ""
+    if outcome.status != "complete" or outcome.exit_code != 1:
+        causes = "; ".join(error.message for error in outcome.errors[:3]) or "see the report"
+        return f"review incomplete: {causes}"
+    fail = [f for f in outcome.sorted_findings() if f.severity in fail_on]
+    shown = "; ".join(f"{f.severity.value} {f.path}:{f.start_line} {f.title}" for f in fail[:3])
+    more = f" (+{len(fail) - 3} more)" if len(fail) > 3 else ""
+    return f"gate failed: {len(fail)} finding(s), {shown}{more}"
+
+
+def run_summary(run: ReviewRun) -> dict[str, Any]:
+    """What a deployed run returns: small, JSON, no secret."""
+    outcome = run.outcome
+    return {
+        "review_id": outcome.review_id,
+        "status": outcome.status,
+        "exit_code": outcome.exit_code,
+        "findings": len(outcome.findings),
+        "reports": dict(run.written),
+    }
+
+
+@flow(name="review", log_prints=False, validate_parameters=True)
+def ci_review(
+    repository: str,
+    commit: str | None = None,
+    from_ref: str | None = None,
+    to_ref: str | None = None,
+    trusted_ref: str | None = None,
+    overrides: dict[str, Any] | None = None,
+    no_cache: bool = False,
+) -> State:
+    """Review one commit or a `from_ref`..`to_ref` range of `repository` (a path or a URL).
+
+    Ends Completed when the gate passes, Failed with the reason where the CLI would exit 1 or 2.
+    """
+    env = dict(os.environ)
+    if commit is None and from_ref is None:
+        raise ConfigError("a deployed review needs 'commit' or 'from_ref' and 'to_ref'")
+    config = deployed_config(overrides, env)
+    home = home_dir(env)
+    request = ReviewRequest.from_flags(
+        str(local_repository(repository, home)),
+        commit=commit,
+        from_ref=from_ref,
+        to_ref=to_ref,
+        trusted_ref=trusted_ref,
+        no_cache=no_cache,
+        home=str(home),
+        ci_variables=ci_variables(env) or (DEPLOYMENT_CI,),
+    )
+    run = review_here(request, config)
+    summary = run_summary(run)
+    reason = gate_reason(run.outcome, config.review.fail_on)
+    if reason:
+        get_run_logger().error(reason)
+        return Failed(message=reason, data=summary)
+    return Completed(message="gate passed", data=summary)

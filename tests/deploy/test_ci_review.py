@@ -1,0 +1,88 @@
+"""The `ci-review` entry flow in-process (one Prefect test API): gate, reasons, repositories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flows.deployed import ci_review, deployed_config
+from reviewflow.errors import ConfigError
+from reviewflow.git.mirror import cache_path
+from tests.deploy.scenario import RISKY, SPLIT, origin, push, use_model
+from tests.flows.reviewer import ScriptedReviewer
+from tests.wire_server import TEST_KEY, WireServer
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+
+def test_gate_passes_then_fails_on_a_high_finding(
+    tmp_path: Path, wire: WireServer, monkeypatch: pytest.MonkeyPatch, rf_home: Path
+) -> None:
+    use_model(monkeypatch, wire)
+    repo, bare = origin(tmp_path)
+    repo.write("app/settings.py", RISKY)
+    head = repo.commit("read settings")
+    push(repo, "main")
+    url = bare.as_uri()
+
+    wire.respond("openai", ScriptedReviewer({"app/settings.py": []}))
+    passed = ci_review(url, commit=head, return_state=True)
+    assert passed.is_completed(), passed.message
+    assert passed.result()["exit_code"] == 0
+
+    wire.respond("openai", ScriptedReviewer({"app/settings.py": [SPLIT]}))
+    failed = ci_review(url, commit=head, no_cache=True, return_state=True)
+    assert failed.is_failed()
+    assert failed.message.startswith("gate failed: 1 finding(s), high app/settings.py:10")
+    clone = cache_path(url, rf_home)
+    assert (clone / ".git").is_dir()  # the URL was cloned under the home, once
+    assert TEST_KEY not in "".join(p.read_text() for p in rf_home.rglob("*.json"))
+
+
+def test_a_lower_fail_on_is_an_override(
+    tmp_path: Path, wire: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_model(monkeypatch, wire)
+    repo, _ = origin(tmp_path)
+    repo.write("app/settings.py", RISKY)
+    head = repo.commit("read settings")
+    wire.respond("openai", ScriptedReviewer({"app/settings.py": [SPLIT]}))
+    state = ci_review(
+        str(repo.root),
+        commit=head,
+        overrides={"review": {"fail_on": "critical"}},
+        return_state=True,
+    )
+    assert state.is_completed(), state.message
+    assert state.result()["findings"] == 1
+
+
+def test_secrets_and_bad_requests_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ConfigError, match=r"model\.api_key cannot be a parameter"):
+        deployed_config({"model": {"api_key": "sk-x"}}, {})
+    with pytest.raises(ConfigError, match="holds a password"):
+        ci_review.fn("https://user:hunter2@example.invalid/r.git", commit="HEAD")
+    with pytest.raises(ConfigError, match="needs 'commit'"):
+        ci_review.fn("/nowhere")
+
+
+def test_key_from_a_secret_block(
+    tmp_path: Path, wire: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from prefect.blocks.system import Secret
+
+    use_model(monkeypatch, wire)
+    monkeypatch.delenv("REVIEWFLOW_MODEL_API_KEY")  # the worker holds no key itself
+    Secret(value="sk-from-block-123").save("reviewflow-test-key", overwrite=True)
+    repo, _ = origin(tmp_path)
+    repo.write("app/settings.py", RISKY)
+    head = repo.commit("read settings")
+    wire.respond("openai", ScriptedReviewer({"app/settings.py": []}))
+    block = {"model": {"api_key_block": "reviewflow-test-key"}}
+
+    state = ci_review(str(repo.root), commit=head, overrides=block, return_state=True)
+    assert state.is_completed(), state.message
+    assert {r.credential for r in wire.requests()} == {"sk-from-block-123"}
+    with pytest.raises(ConfigError, match="existing Prefect Secret block"):
+        deployed_config({"model": {"api_key_block": "no-such-block"}}, {})

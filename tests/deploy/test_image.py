@@ -1,0 +1,82 @@
+"""The Dockerfile, prefect.yaml and the CI examples, checked without a Docker engine or a server.
+
+The install steps themselves run in a fresh venv through `make image-check` (network: the
+package index), which `.ci/run` calls after the test suite.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from flows.deployed import ci_review
+from flows.release import release_review
+
+ROOT = Path(__file__).resolve().parents[2]
+HADOLINT = shutil.which("hadolint") or str(Path(sys.executable).parent / "hadolint")
+
+
+def _instructions() -> list[tuple[str, str]]:
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    rows = [line.strip() for line in text.splitlines() if line.strip() and line[0] != "#"]
+    return [(row.split(None, 1)[0], row.split(None, 1)[1]) for row in rows]
+
+
+def test_hadolint_passes() -> None:
+    result = subprocess.run(
+        [HADOLINT, "--failure-threshold", "info", "Dockerfile"],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_image_is_slim_quiet_non_root_and_installs_pinned() -> None:
+    steps = _instructions()
+    assert steps[0] == ("FROM", "python:3.11-slim-bookworm")
+    env = " ".join(arg for op, arg in steps if op == "ENV")
+    assert "DO_NOT_TRACK=1" in env and "PREFECT_SERVER_ANALYTICS_ENABLED=false" in env
+    runs = " ".join(arg for op, arg in steps if op == "RUN")
+    assert "install -y --no-install-recommends git" in runs
+    assert "sh deployments/docker/install.sh" in runs
+    install = (ROOT / "deployments/docker/install.sh").read_text()
+    assert "--constraint deployments/docker/constraints.txt" in install
+    lines = (ROOT / "deployments/docker/constraints.txt").read_text().splitlines()
+    pins = [line for line in lines if line and not line.startswith("#")]
+    assert "prefect==3.9.1" in pins and "prefect-dask==0.3.7" in pins
+    assert all(re.fullmatch(r"[A-Za-z0-9._-]+==[A-Za-z0-9.+!-]+", pin) for pin in pins)
+    assert [arg for op, arg in steps if op == "USER"] == ["10001"]
+    assert steps[-2] == ("ENTRYPOINT", '["reviewflow"]')
+    assert "*" in (ROOT / ".dockerignore").read_text().splitlines()  # all not named: out
+
+
+def test_prefect_yaml_deployments() -> None:
+    spec = yaml.safe_load((ROOT / "prefect.yaml").read_text())
+    deployments = {d["name"]: d for d in spec["deployments"]}
+    assert set(deployments) == {"ci-review", "nightly-release-review"}
+    assert all(d["work_pool"]["name"] == "reviewflow" for d in deployments.values())
+    nightly = deployments["nightly-release-review"]
+    assert nightly["schedules"][0]["timezone"] == "UTC"
+    assert nightly["parameters"]["branches"] == ["release/*"]
+    assert deployments["ci-review"]["entrypoint"] == "flows/deployed.py:ci_review"
+    assert nightly["entrypoint"] == "flows/release.py:release_review"
+    names = {*ci_review.parameters.properties, *release_review.parameters.properties}
+    assert not [name for name in names if "key" in name or "token" in name or "secret" in name]
+    assert ci_review.name == "review" and release_review.name == "release-review"
+
+
+def test_ci_examples_parse() -> None:
+    for path in (
+        "github/review-deployment.yml",
+        "github/review-image.yml",
+        "gitlab/.gitlab-ci.yml",
+    ):
+        assert yaml.safe_load((ROOT / "deployments" / path).read_text())
+    image = (ROOT / "deployments/github/review-image.yml").read_text()
+    assert "upload-sarif" in image and "--sarif reviewflow.sarif" in image
+    assert "codequality:" in (ROOT / "deployments/gitlab/.gitlab-ci.yml").read_text()
+    assert "archiveArtifacts" in (ROOT / "deployments/jenkins/Jenkinsfile").read_text()

@@ -1,0 +1,217 @@
+"""Acceptance: `prefect server start` on loopback, the `reviewflow` pool, `prefect deploy --all`
+from prefect.yaml, a process worker with the model settings in its environment, and the two
+deployments triggered as CI and the nightly schedule would. One server for the module; every
+process started here is stopped at its end."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from reviewflow.report.artifacts import artifact_key
+from tests.deploy.scenario import RISKY, SPLIT, model_env, origin, push
+from tests.flows.reviewer import ScriptedReviewer
+from tests.gitutil import GitRepo
+from tests.wire_server import TEST_KEY, WireServer
+
+ROOT = Path(__file__).resolve().parents[2]
+PREFECT = str(Path(sys.executable).parent / "prefect")
+CODE = "def {name}(value):\n    return value * 2\n"
+
+
+@dataclass
+class Stack:
+    api: str
+    env: dict[str, str]
+    prefect_home: Path
+    rf_home: Path
+    wire: WireServer
+    repo: GitRepo
+    url: str
+
+    def run(self, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [PREFECT, *args], env=self.env, cwd=ROOT, capture_output=True, text=True,
+            timeout=timeout, check=False,
+        )  # fmt: skip
+
+    def trigger(
+        self, deployment: str, params: dict[str, object]
+    ) -> subprocess.CompletedProcess[str]:
+        return self.run(
+            "deployment", "run", deployment, "--params", json.dumps(params), "--watch",
+            "--watch-timeout", "200",
+        )  # fmt: skip
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _start(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    with open(log, "wb") as out:
+        return subprocess.Popen(
+            args, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)  # the worker's flow-run children too
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _wait_healthy(api: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 150
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, log.read_text()
+        try:
+            if httpx.get(f"{api}/health", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise AssertionError(f"prefect server did not start: {log.read_text()[-2000:]}")
+
+
+def _base_env(tmp: Path, api: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "REVIEWFLOW_"))}
+    gitconfig = tmp / "gitconfig"
+    gitconfig.write_text("[user]\n\tname = Test\n\temail = test@example.invalid\n")
+    env.update(
+        PREFECT_HOME=str(tmp / "prefect"),
+        PREFECT_API_URL=api,
+        PREFECT_SERVER_ANALYTICS_ENABLED="false",
+        DO_NOT_TRACK="1",
+        PREFECT_SERVER_LOGGING_LEVEL="WARNING",
+        GIT_CONFIG_GLOBAL=str(gitconfig),
+        GIT_CONFIG_NOSYSTEM="1",
+        REVIEWFLOW_HOME=str(tmp / "rfhome"),
+        REVIEWFLOW_CODE_DIR=str(ROOT),
+    )
+    return env
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    tmp = tmp_path_factory.mktemp("stack")
+    api = f"http://127.0.0.1:{_free_port()}/api"
+    env = _base_env(tmp, api)
+    repo, bare = origin(tmp)
+    url = bare.as_uri()
+    procs: list[subprocess.Popen[bytes]] = []
+    with WireServer() as wire:
+        try:
+            server_env = {**env, "PREFECT_API_URL": ""}
+            port = api.rsplit(":", 1)[1].split("/")[0]
+            server = [PREFECT, "server", "start", "--host", "127.0.0.1", "--port", port]
+            procs.append(_start(server, server_env, tmp / "server.log"))
+            _wait_healthy(api, procs[0], tmp / "server.log")
+            stack = Stack(api, env, tmp / "prefect", tmp / "rfhome", wire, repo, url)
+            created = stack.run("work-pool", "create", "reviewflow", "--type", "process")
+            assert created.returncode == 0, created.stdout + created.stderr
+            deploy_env = {**env, "REVIEWFLOW_NIGHTLY_REPOSITORY": url}
+            deployed = subprocess.run(
+                [PREFECT, "--no-prompt", "deploy", "--all"], env=deploy_env, cwd=ROOT,
+                capture_output=True, text=True, timeout=240, check=False,
+            )  # fmt: skip
+            assert deployed.returncode == 0, deployed.stdout + deployed.stderr
+            worker_env = {**env, **model_env(wire)}
+            worker = [PREFECT, "worker", "start", "--pool", "reviewflow", "--limit", "2"]
+            procs.append(_start(worker, worker_env, tmp / "worker.log"))
+            yield stack
+        finally:
+            for proc in reversed(procs):
+                _stop(proc)
+
+
+def _stored_bytes(*roots: Path) -> bytes:
+    return b"".join(p.read_bytes() for root in roots for p in root.rglob("*") if p.is_file())
+
+
+def _artifact_keys(api: str) -> set[str]:
+    rows = httpx.post(f"{api}/artifacts/filter", json={}, timeout=10).json()
+    return {row["key"] for row in rows if row.get("key")}
+
+
+def _failed_run_messages(api: str, deployment: str) -> list[str]:
+    """The state messages of the deployment's failed runs (what `prefect flow-run inspect`
+    shows)."""
+    flow, name = deployment.split("/")
+    found = httpx.get(f"{api}/deployments/name/{flow}/{name}", timeout=10).json()
+    query = {
+        "flow_runs": {"state": {"type": {"any_": ["FAILED"]}}},
+        "deployments": {"id": {"any_": [found["id"]]}},
+    }
+    runs = httpx.post(f"{api}/flow_runs/filter", json=query, timeout=10).json()
+    return [str(run["state"]["message"]) for run in runs]
+
+
+def test_ci_review_gates_a_ci_job(stack: Stack) -> None:
+    repo = stack.repo
+    repo.git("checkout", "--quiet", "-B", "feature", "main")
+    repo.write("app/settings.py", RISKY)
+    head = repo.commit("read settings")
+    push(repo, "main", "feature")
+    params = {"repository": stack.url, "from_ref": "main", "to_ref": "feature"}
+
+    stack.wire.respond("openai", ScriptedReviewer({"app/settings.py": []}))
+    passed = stack.trigger("review/ci-review", params)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+
+    stack.wire.respond("openai", ScriptedReviewer({"app/settings.py": [SPLIT]}))
+    failed = stack.trigger("review/ci-review", {**params, "commit": None, "no_cache": True})
+    assert failed.returncode == 1, failed.stdout + failed.stderr
+    [message] = _failed_run_messages(stack.api, "review/ci-review")
+    assert message.startswith("gate failed: 1 finding(s), high app/settings.py")
+
+    [checkout] = [p for p in (stack.rf_home / "cache" / "repos").iterdir() if p.is_dir()]
+    assert repo.git("-C", str(checkout), "rev-parse", "feature").strip() == head
+    assert artifact_key(str(checkout), "range") in _artifact_keys(stack.api)
+    # The key was in the worker's environment only: nowhere in Prefect's database, results,
+    # or reviewflow's cache and reports.
+    assert stack.wire.requests()
+    assert TEST_KEY.encode() not in _stored_bytes(stack.prefect_home, stack.rf_home)
+
+
+def test_nightly_reviews_only_new_commits(stack: Stack) -> None:
+    repo = stack.repo
+    for branch, path in (("release/1", "app/one.py"), ("release/2", "app/two.py")):
+        repo.git("checkout", "--quiet", "-B", branch, "main")
+        repo.write(path, CODE.format(name=Path(path).stem))
+        repo.commit(f"add {path}")
+    push(repo, "release/1", "release/2")
+    stack.wire.respond("openai", ScriptedReviewer({}))
+
+    first = stack.trigger("release-review/nightly-release-review", {})
+    assert first.returncode == 0, first.stdout + first.stderr
+    repo.git("checkout", "--quiet", "release/1")
+    repo.write("app/three.py", CODE.format(name="three"))
+    repo.commit("add three")
+    push(repo, "release/1")
+    sent = len(stack.wire.requests())
+
+    second = stack.trigger("release-review/nightly-release-review", {})
+    assert second.returncode == 0, second.stdout + second.stderr
+    later = json.dumps([r.body for r in stack.wire.requests()[sent:]])
+    assert "app/three.py" in later
+    assert "app/one.py" not in later and "app/two.py" not in later
+    assert "release-review-origin-git" in _artifact_keys(stack.api)
