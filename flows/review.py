@@ -17,9 +17,9 @@ from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settin
 from pydantic import BaseModel, ConfigDict
 
 from flows.runners import task_runner_for
-from flows.stages import finished_result, run_model_stages
+from flows.stages import ModelStages, finished_result, run_model_stages
 from reviewflow.config import Config
-from reviewflow.findings.finalize import gate
+from reviewflow.findings.finalize import Finalized, gate
 from reviewflow.findings.localize import Localized
 from reviewflow.models import ReviewWarning
 from reviewflow.providers.pool import ProviderHandle, ProviderPool, UsageTotals
@@ -80,16 +80,9 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
         on_file_done=_progress_callback(handle),
     )
     finalized = finalize_findings(stages.files, config.review)
-    localized = (
-        Localized(findings=finalized.findings)
-        if stages.cancelled
-        else finished_result(
-            localize_findings.with_options(**stages.options).submit(
-                list(finalized.findings), config.output.language, handle
-            )
-        )
-    )
+    localized = _localize(stages, finalized, config.output.language, handle)
     complete = stages.complete and finalized.complete and localized.complete
+    records = stages.records + localized.records
     outcome = ReviewOutcome(
         review_id=review_id(started, change.diff_sha256[:8]),
         status="complete" if complete else "incomplete",
@@ -107,13 +100,23 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
         findings=tuple(localized.findings),
         dropped=tuple(finalized.dropped),
         warnings=(*scope.warnings, *stages.warnings, *finalized.warnings, *localized.warnings),
-        errors=_errors(stages.records + tuple(localized.records)),
-        usage=_usage(stages.records + tuple(localized.records)),
+        errors=_errors(records),
+        usage=_usage(records),
         duration_ms=int((datetime.now(UTC) - started).total_seconds() * 1000),
-        process=stages.records + tuple(localized.records),
+        process=records,
     )
     final, written = write_review_reports(outcome, config.output, request.home)
     return ReviewRun(outcome=final, written=written)
+
+
+def _localize(
+    stages: ModelStages, finalized: Finalized, language: str, handle: ProviderHandle
+) -> Localized:
+    """The findings in `language` (none asked for after Ctrl-C: no new model requests)."""
+    if stages.cancelled:
+        return Localized(findings=finalized.findings)
+    task = localize_findings.with_options(**stages.options)
+    return finished_result(task.submit(list(finalized.findings), language, handle))
 
 
 def _progress_callback(handle: ProviderHandle) -> Callable[[str], None]:
