@@ -212,7 +212,9 @@ class PrefectSettings(_Section):
     """The local Prefect server a CLI review reuses (when PREFECT_API_URL is not set)."""
 
     server_reuse: bool = True
-    server_idle_minutes: float = Field(10.0, gt=0, le=24 * 60)
+    server_idle_minutes: float = Field(
+        10.0, gt=0, le=24 * 60, description="minutes, more than 0 and at most 1440 (one day)"
+    )
 
 
 class Config(_Section):

@@ -322,3 +322,17 @@ def test_bad_endpoints(rf_home: Path, url: str) -> None:
 def test_good_endpoints(rf_home: Path, url: str) -> None:
     set_value(rf_home, "model.endpoint", url)
     assert load_config(rf_home, {}).model.endpoint == url
+
+
+def test_managed_server_settings(rf_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", "set", "prefect.server_idle_minutes", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "reviewflow: error: invalid value for 'prefect.server_idle_minutes': 0 "
+        "(accepted: minutes, more than 0 and at most 1440 (one day))\n"
+    )
+    assert main(["config", "set", "prefect.server_idle_minutes", "2.5"]) == 0
+    assert main(["config", "set", "prefect.server_reuse", "false"]) == 0
+    capsys.readouterr()
+    config = load_config(rf_home, {})
+    assert (config.prefect.server_idle_minutes, config.prefect.server_reuse) == (2.5, False)
