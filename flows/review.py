@@ -17,12 +17,12 @@ from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settin
 from pydantic import BaseModel, ConfigDict
 
 from flows.runners import task_runner_for
-from flows.stages import ModelStages, finished_result, run_model_stages
+from flows.stages import CANCELLED, ModelStages, finished_result, run_model_stages
 from reviewflow.config import Config
 from reviewflow.findings.finalize import Finalized, gate
 from reviewflow.findings.localize import Localized
 from reviewflow.models import ReviewWarning
-from reviewflow.providers.pool import ProviderHandle, ProviderPool, UsageTotals
+from reviewflow.providers.pool import ProviderHandle, ProviderPool, UsageTotals, pool_for
 from reviewflow.report.assemble import excluded_files, review_metadata, reviewed_files
 from reviewflow.report.console import make_console, print_console
 from reviewflow.report.location import review_id
@@ -81,14 +81,13 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
     )
     finalized = finalize_findings(stages.files, config.review)
     localized = _localize(stages, finalized, config.output.language, handle)
+    cancelled = stages.cancelled or CANCELLED in localized.warnings
     complete = stages.complete and finalized.complete and localized.complete
     records = stages.records + localized.records
     outcome = ReviewOutcome(
         review_id=review_id(started, change.diff_sha256[:8]),
         status="complete" if complete else "incomplete",
-        exit_code=130
-        if stages.cancelled
-        else gate(localized.findings, config.review.fail_on, complete),
+        exit_code=130 if cancelled else gate(localized.findings, config.review.fail_on, complete),
         metadata=review_metadata(
             scope, request, config.model, config.output.language, started, datetime.now(UTC)
         ),
@@ -116,7 +115,11 @@ def _localize(
     if stages.cancelled:
         return Localized(findings=finalized.findings)
     task = localize_findings.with_options(**stages.options)
-    return finished_result(task.submit(list(finalized.findings), language, handle))
+    try:
+        return finished_result(task.submit(list(finalized.findings), language, handle))
+    except KeyboardInterrupt:  # keep the findings as they are; the request in flight fails
+        pool_for(handle).close()
+        return Localized(findings=finalized.findings, complete=False, warnings=(CANCELLED,))
 
 
 def _progress_callback(handle: ProviderHandle) -> Callable[[str], None]:

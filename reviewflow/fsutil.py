@@ -104,10 +104,14 @@ def check_output(target: str | Path, *, directory: bool = False) -> None:
     text = str(target)
     if text == "-" or _descriptor(text) is not None:
         return
-    path = Path(text).expanduser()
+    path = Path(os.path.realpath(Path(text).expanduser()))  # a symlink: where it leads
     if path.exists() and path.is_dir() != directory:
         kind = "is a directory" if path.is_dir() else "is not a directory"
         raise OutputError(f"cannot write {target}: {kind}")
+    if path.exists() and not path.is_dir() and not path.is_file():  # FIFO, device: in place
+        if not os.access(path, os.W_OK):
+            raise OutputError(f"cannot write {target}: permission denied")
+        return
     parent = path if path.is_dir() else path.parent
     while not parent.exists():
         parent = parent.parent

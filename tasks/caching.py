@@ -80,6 +80,10 @@ def canonical(value: Any) -> Any:
         return {"protocol": value.protocol.value, "model": value.model, "endpoint": value.endpoint}
     if isinstance(value, ReviewSettings):
         return {name: getattr(value, name) for name in _ANSWER_SETTINGS}
+    if isinstance(value, StageResult):  # a result handed on: whether it was reused is no input
+        return canonical(
+            value.model_dump(mode="json", exclude={"records": {"__all__": {"reused"}}})
+        )
     if hasattr(value, "cache_identity"):
         return value.cache_identity()
     if isinstance(value, BaseModel):
@@ -119,8 +123,9 @@ def _forget_if_incomplete(context: TaskRunContext, key: str) -> None:
 
 def is_incomplete(result: Any) -> bool:
     """Whether a stage result (or any in a list of them) is marked incomplete."""
-    if isinstance(result, StageResult):
-        return not result.complete
+    complete = getattr(result, "complete", None)  # StageResult, and Localized
+    if isinstance(result, BaseModel) and isinstance(complete, bool):
+        return not complete
     if isinstance(result, list | tuple):
         return any(is_incomplete(item) for item in result)
     return False

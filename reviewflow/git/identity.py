@@ -21,9 +21,12 @@ def snapshot_identity(repo_root: Path, ref: str | None) -> str:
     digest = hashlib.sha256()
     head = run_git(repo_root, ["rev-parse", "--verify", "--quiet", "HEAD"], ok=(0, 1, 128))
     digest.update(b"head\0" + head.strip() + b"\0")
+    diff = ["diff", "--no-ext-diff", "--no-textconv", "--binary"]
     if head.strip():
-        diff = ["diff", "--no-ext-diff", "--no-textconv", "--binary", "HEAD", "--"]
-        digest.update(b"diff\0" + run_git(repo_root, diff) + b"\0")
+        digest.update(b"diff\0" + run_git(repo_root, [*diff, "HEAD", "--"]) + b"\0")
+    else:  # unborn: the index (what is staged) and the working tree's changes against it
+        digest.update(b"index\0" + run_git(repo_root, ["ls-files", "-s", "-z"]) + b"\0")
+        digest.update(b"diff\0" + run_git(repo_root, [*diff, "--"]) + b"\0")
     listed = run_git(repo_root, ["ls-files", "-z", "--others", "--exclude-standard"])
     names = [name for name in listed.split(b"\0") if name]
     digest.update(b"untracked\0" + b"\0".join(names) + b"\0")

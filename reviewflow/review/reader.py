@@ -108,6 +108,8 @@ def read_bytes(snapshot: Snapshot, path: str) -> bytes:
         target = snapshot.root / path
         if not target.is_file():
             raise ToolError(f"'{path}' does not exist in the reviewed snapshot")
+        if _ignored(snapshot, path):  # `.env` and build output: not part of the change's code
+            raise ToolError(f"'{path}' is ignored by git (.gitignore): not readable")
         try:
             return target.read_bytes()
         except OSError as err:
@@ -116,6 +118,17 @@ def read_bytes(snapshot: Snapshot, path: str) -> bytes:
         return run_git(snapshot.root, ["cat-file", "blob", f"{snapshot.ref}:{path}"])
     except GitError:
         raise ToolError(f"'{path}' does not exist in the reviewed snapshot") from None
+
+
+def _ignored(snapshot: Snapshot, path: str) -> bool:
+    """Whether `path` is an untracked working-tree file that git ignores (tracked files, and
+    untracked ones that are not ignored, are readable)."""
+    args = ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--", path]
+    try:
+        listed = run_git(snapshot.root, args, options=("--literal-pathspecs",))
+    except GitError as err:
+        raise ToolError(str(err)) from None
+    return bool(listed.strip(b"\0"))
 
 
 def list_files(snapshot: Snapshot) -> list[str]:

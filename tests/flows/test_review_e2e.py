@@ -142,9 +142,14 @@ def test_review_places_filters_and_gates(
 def test_second_identical_review_makes_no_request(
     repo: GitRepo, wire: WireServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    wire.respond("openai", ScriptedReviewer({"app/settings.py": [SPLIT]}))
+    reviewer = ScriptedReviewer({"app/settings.py": [SPLIT], "app/big.py": []})
+    wire.respond("openai", reviewer)
     _repo(repo.root)
+    repo.write("app/big.py", "".join(f"def f{i}(x):\n    return x + {i}\n" for i in range(30)))
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "--amend", "--no-edit")  # 60 changed lines: planned too
     first_code, first = _review(monkeypatch, wire, "openai", repo)
+    assert reviewer.stages["plan"] == 1 and reviewer.stages["filter"] == 1
     sent = len(wire.requests())
     second_code, second = _review(monkeypatch, wire, "openai", repo)
 
