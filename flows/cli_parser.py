@@ -156,16 +156,23 @@ def _sub_parser(
     )
 
 
+def _command_group(
+    sub: argparse._SubParsersAction[_Parser], name: str, help_: str, description: str, example: str
+) -> argparse._SubParsersAction[_Parser]:
+    """A command with actions (`reviewflow NAME ACTION`); without one, its help is shown."""
+    command = _sub_parser(sub, name, help_, description, example)
+    command.set_defaults(help_parser=command)
+    return command.add_subparsers(dest=f"{name}_action", metavar="ACTION")
+
+
 def _add_config_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
-    config = _sub_parser(
+    actions = _command_group(
         sub,
         "config",
         "show or change ~/.reviewflow/config.yaml",
         "Show or change the configuration (REVIEWFLOW_HOME moves the home).",
         "reviewflow config set model.name gpt-4o",
     )
-    config.set_defaults(help_parser=config)
-    actions = config.add_subparsers(dest="config_action", metavar="ACTION")
     parsers = {spec[0]: _sub_parser(actions, *spec) for spec in _CONFIG_ACTIONS}
     parsers["get"].add_argument("key", help="dotted key, e.g. model.name")
     parsers["set"].add_argument("key", help="dotted key, e.g. review.fail_on")
@@ -173,15 +180,13 @@ def _add_config_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
 
 
 def _add_rules_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
-    rules = _sub_parser(
+    rules_sub = _command_group(
         sub,
         "rules",
         "inspect rule resolution",
         "Inspect which rule a path is reviewed by.",
         "reviewflow rules check src/app.py",
     )
-    rules.set_defaults(help_parser=rules)
-    rules_sub = rules.add_subparsers(dest="rules_action", metavar="ACTION")
     check = _sub_parser(
         rules_sub,
         "check",
@@ -207,15 +212,13 @@ Run `reviewflow COMMAND --help` for a command's flags.
 
 
 def _add_server_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
-    server = _sub_parser(
+    actions = _command_group(
         sub,
         "server",
         "show or stop the local Prefect server reviewflow manages",
         "The local Prefect server reviews reuse (unless PREFECT_API_URL is set).",
         "reviewflow server status",
     )
-    server.set_defaults(help_parser=server)
-    actions = server.add_subparsers(dest="server_action", metavar="ACTION")
     _sub_parser(
         actions,
         "status",
