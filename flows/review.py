@@ -16,7 +16,7 @@ from prefect import flow
 from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 from pydantic import BaseModel, ConfigDict
 
-from flows.runners import task_runner_for
+from flows.runners import submitted, task_runner_for
 from flows.stages import CANCELLED, ModelStages, finished_result, run_model_stages
 from reviewflow.config import Config
 from reviewflow.findings.finalize import Finalized, gate
@@ -33,6 +33,7 @@ from reviewflow.review.jobs import snapshot_of
 from reviewflow.review.records import RequestRecord, total_usage
 from reviewflow.select.reviewed import ReviewedFiles
 from reviewflow.select.scope import Scope
+from tasks.caching import as_is
 from tasks.chunk import chunk_files
 from tasks.diff import collect_diff, identify_snapshot
 from tasks.finalize import finalize_findings
@@ -64,14 +65,14 @@ def public_config(config: Config) -> Config:
 def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> ReviewRun:
     """Review one change: diff, files and rules, the model stages per file, findings, reports."""
     started = datetime.now(UTC)
-    change = collect_diff(request, config.review.context_lines)
-    scope = select_files(change, request, config.review.max_file_bytes)
-    jobs = chunk_files(scope, config.review, config.output.language)
+    change = collect_diff(as_is(request), config.review.context_lines)
+    scope = select_files(as_is(change), as_is(request), config.review.max_file_bytes)
+    jobs = chunk_files(as_is(scope), as_is(config.review), config.output.language)
     reviewed = ReviewedFiles.of([item.file for item in scope.selection.kept])
     stages = run_model_stages(
         jobs,
         snapshot_of(scope),
-        identify_snapshot(change),
+        identify_snapshot(as_is(change)),
         reviewed,
         config,
         handle,
@@ -79,8 +80,8 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
         refresh=request.no_cache,
         on_file_done=_progress_callback(handle),
     )
-    finalized = finalize_findings(stages.files, config.review)
-    localized = _localize(stages, finalized, config.output.language, handle)
+    finalized = finalize_findings(as_is(stages.files), as_is(config.review))
+    localized = _localize(stages, finalized, config, handle)
     cancelled = stages.cancelled or CANCELLED in localized.warnings
     complete = stages.complete and finalized.complete and localized.complete
     records = stages.records + localized.records
@@ -104,19 +105,20 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
         duration_ms=int((datetime.now(UTC) - started).total_seconds() * 1000),
         process=records,
     )
-    final, written = write_review_reports(outcome, config.output, request.home)
+    final, written = write_review_reports(as_is(outcome), as_is(config.output), request.home)
     return ReviewRun(outcome=final, written=written)
 
 
 def _localize(
-    stages: ModelStages, finalized: Finalized, language: str, handle: ProviderHandle
+    stages: ModelStages, finalized: Finalized, config: Config, handle: ProviderHandle
 ) -> Localized:
-    """The findings in `language` (none asked for after Ctrl-C: no new model requests)."""
+    """The findings in the output language (none asked for after Ctrl-C: no new requests)."""
     if stages.cancelled:
         return Localized(findings=finalized.findings)
     task = localize_findings.with_options(**stages.options)
+    wrap, language = submitted(config), config.output.language
     try:
-        return finished_result(task.submit(list(finalized.findings), language, handle))
+        return finished_result(task.submit(wrap(list(finalized.findings)), language, wrap(handle)))
     except KeyboardInterrupt:  # keep the findings as they are; the request in flight fails
         pool_for(handle).close()
         return Localized(findings=finalized.findings, complete=False, warnings=(CANCELLED,))

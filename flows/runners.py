@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from reviewflow.config import Config, TaskRunner
 from reviewflow.config.schema import ENV_PREFIX
+from tasks.caching import as_is
 
 LOCAL_DASK_WORKERS = 2
 
@@ -36,6 +38,16 @@ def task_runner_for(config: Config) -> Any:
             "env": worker_environment(config),
         }
     )
+
+
+def submitted(config: Config) -> Callable[[Any], Any]:
+    """How a value is passed to `Task.submit` on `config`'s runner: `as_is` on threads; as it is
+    on Dask, whose transport turns Prefect's annotations into plain tuples."""
+    return as_is if config.review.task_runner is TaskRunner.THREAD else _unchanged
+
+
+def _unchanged(value: Any) -> Any:
+    return value
 
 
 def worker_environment(config: Config) -> dict[str, str]:

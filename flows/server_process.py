@@ -34,6 +34,15 @@ _PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 # the user's own PREFECT_* settings) stays behind.
 _INHERITED = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")
 _INHERITED_PATHS = ("PYTHONPATH", "VIRTUAL_ENV")
+# Prefect's task run recorder writes one transaction per event by default: a 40-file review's
+# ~400 events then kept the server busy for seconds after the run, and the next run's first API
+# call waited behind them. Batched, the records land within a second (the interval must be a
+# whole number: Prefect truncates it, and 0 would spin).
+_RECORDER = {
+    "PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_BATCH_SIZE": "100",
+    "PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_READ_BATCH_SIZE": "100",
+    "PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_FLUSH_INTERVAL": "1",
+}
 _READY_LIMIT_S = 600.0  # a safety net only: a live server is waited for through its migrations
 _STOP_GRACE_S = 10.0
 
@@ -166,6 +175,7 @@ def server_env(env: Mapping[str, str], home: Path, url: str) -> dict[str, str]:
         PREFECT_SERVER_ANALYTICS_ENABLED="false",
         PREFECT_SERVER_LOGGING_LEVEL="WARNING",
         PREFECT_LOGGING_LEVEL="WARNING",
+        **_RECORDER,
     )
     return out
 

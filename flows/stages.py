@@ -11,6 +11,7 @@ from typing import Any
 
 from prefect.futures import PrefectFuture
 
+from flows.runners import submitted
 from reviewflow.config import Config
 from reviewflow.findings.models import FileFindings
 from reviewflow.models import ReviewWarning
@@ -66,15 +67,24 @@ def run_model_stages(
     """Run every file's chain; a stage is submitted once its own inputs are done, so no worker
     of the task runner ever sits waiting for an upstream future (with `max_workers` =
     `review.concurrency`, waiting tasks would otherwise starve the ones that could run)."""
-    options = stage_options(home, refresh)
+    options, wrap = stage_options(home, refresh), submitted(config)
     chains = _Chains(
-        plan.with_options(**options),
+        lambda job: plan.with_options(**options).submit(wrap(job), wrap(handle)),
         lambda job, index, planned: tool_loop.with_options(**options).submit(
-            job, index, planned, snapshot, snapshot_id, config.review, handle
+            wrap(job),
+            index,
+            wrap(planned),
+            wrap(snapshot),
+            snapshot_id,
+            wrap(config.review),
+            wrap(handle),
         ),
-        lambda chunks: relocate.with_options(**options).submit(chunks, reviewed, handle),
-        lambda found: review_filter.with_options(**options).submit(found, reviewed, handle),
-        handle,
+        lambda chunks: relocate.with_options(**options).submit(
+            wrap(chunks), wrap(reviewed), wrap(handle)
+        ),
+        lambda found: review_filter.with_options(**options).submit(
+            wrap(found), wrap(reviewed), wrap(handle)
+        ),
         on_file_done,
     )
     try:
@@ -99,15 +109,14 @@ class _Chains:
 
     def __init__(
         self,
-        plan_task: Any,
+        submit_plan: Callable[[FileJob], PrefectFuture[PlanResult]],
         submit_loop: Callable[[FileJob, int, PlanResult], PrefectFuture[ChunkResult]],
         submit_relocate: Callable[[list[ChunkResult]], PrefectFuture[list[FileFindings]]],
         submit_filter: Callable[[list[FileFindings]], PrefectFuture[list[FileFindings]]],
-        handle: ProviderHandle,
         on_file_done: Callable[[str], None],
     ) -> None:
-        self._plan, self._loop = plan_task, submit_loop
-        self._relocate, self._filter, self._handle = submit_relocate, submit_filter, handle
+        self._plan, self._loop = submit_plan, submit_loop
+        self._relocate, self._filter = submit_relocate, submit_filter
         self._file_done = on_file_done
         self._done: queue.SimpleQueue[tuple[str, int, FileJob, Any]] = queue.SimpleQueue()
         self._waiting: dict[str, dict[int, ChunkResult]] = {}
@@ -118,7 +127,7 @@ class _Chains:
 
     def start(self, job: FileJob) -> None:
         if job.needs_plan:
-            self._watch("plan", 0, job, self._plan.submit(job, self._handle))
+            self._watch("plan", 0, job, self._plan(job))
         else:
             self._planned(job, PlanResult(path=job.path))
 

@@ -20,11 +20,12 @@ import hashlib
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from prefect.context import TaskRunContext
 from prefect.filesystems import LocalFileSystem
 from prefect.results import ResultRecord
+from prefect.utilities.annotations import quote
 from pydantic import BaseModel
 
 import reviewflow
@@ -34,6 +35,7 @@ from reviewflow.providers.pool import ProviderHandle
 from reviewflow.review.records import StageResult
 
 RESULTS_DIR = ("cache", "results")
+T = TypeVar("T")
 
 # The review settings a model stage's answer depends on (concurrency, thresholds and the gate
 # are applied after the model and must not invalidate cached answers).
@@ -48,6 +50,17 @@ _ANSWER_SETTINGS = (
 def results_dir(home: str | Path) -> Path:
     """Where the model stages' results are stored, under the reviewflow home."""
     return Path(home).joinpath(*RESULTS_DIR)
+
+
+def as_is(value: T) -> T:
+    """`value` as a task parameter that Prefect passes on without walking it (`quote`).
+
+    Prefect otherwise visits every element of every parameter twice per task run, looking for
+    futures to resolve and upstream runs to link; ours hold none (stages are submitted with
+    finished values), and walking a whole diff or conversation each time was a fifth of the
+    review's own CPU. Cache keys still see the plain value.
+    """
+    return cast(T, quote(value))
 
 
 def stage_options(home: str | Path, refresh: bool) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from reviewflow.providers.failures import ProviderFailure
 from reviewflow.providers.messages import ModelRequest, ModelResponse
 from reviewflow.providers.pool import ProviderHandle, pool_for
 from reviewflow.review.records import Send
+from tasks.caching import as_is
 
 RETRIES = 1
 RETRY_DELAY_SECONDS = 2.0
@@ -72,6 +73,6 @@ def sender(handle: ProviderHandle) -> Send:
     """The `Send` a stage uses: each request one `llm_request` task run (nested in the stage's)."""
 
     def send(request: ModelRequest) -> ModelResponse:
-        return llm_request(handle, request)
+        return llm_request(as_is(handle), as_is(request))
 
     return send
