@@ -18,6 +18,7 @@ import importlib
 import io
 import json
 import os
+import resource
 import signal
 import socket
 import sys
@@ -82,7 +83,7 @@ def serve(args: argparse.Namespace) -> None:
             last = time.monotonic()
             assert threading.active_count() == 1, "fork with other threads running"
             if os.fork() == 0:
-                _child(conn, listener)
+                _child(conn, listener, args.home / warm.LOG_FILE)
             conn.close()
     finally:
         state = warm.read_warm(args.home)
@@ -90,7 +91,7 @@ def serve(args: argparse.Namespace) -> None:
             warm.forget_warm(args.home, state)
 
 
-def _child(conn: socket.socket, listener: socket.socket) -> NoReturn:
+def _child(conn: socket.socket, listener: socket.socket, log: Path) -> NoReturn:
     """One review: take over the CLI's process context, run the CLI, report the exit code."""
     for sig in (signal.SIGCHLD, signal.SIGTERM):  # git's exit codes, and a plain SIGTERM
         signal.signal(sig, signal.SIG_DFL)
@@ -107,9 +108,24 @@ def _child(conn: socket.socket, listener: socket.socket) -> NoReturn:
     except BaseException:  # noqa: BLE001 - the child must report a code, whatever happened
         with contextlib.suppress(OSError, ValueError):
             traceback.print_exc(file=sys.stderr)
+    _record(log, code)
     with contextlib.suppress(OSError):
         conn.sendall(f"{code}\n".encode())
     os._exit(code)
+
+
+def _record(log: Path, code: int) -> None:
+    """One line per review in the warm process's log: its exit code, CPU and peak RSS."""
+    own, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    cpu = own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    line = f"review pid {os.getpid()}: exit {code}, CPU {cpu:.2f} s, peak RSS {own.ru_maxrss} KiB\n"
+    with contextlib.suppress(OSError):
+        fd = os.open(log, os.O_WRONLY | os.O_APPEND)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(line)
 
 
 def _adopt(header: dict[str, Any], fds: list[int]) -> None:
