@@ -92,15 +92,12 @@ class Setup:
         change = [] if "--diff" in more else ["--commit", "HEAD"]
         return ["review", "--repo", str(self.repo.root), *change, "--no-cache", *more]
 
-    def review(
-        self, cwd: Path, *more: str, stdin: str | None = None, **env: str
-    ) -> subprocess.CompletedProcess[str]:
+    def review(self, cwd: Path, *more: str, **env: str) -> subprocess.CompletedProcess[str]:
         cwd.mkdir(parents=True, exist_ok=True)
         return subprocess.run(
             [sys.executable, "-m", "flows.cli", *self.args(*more)],
             cwd=cwd,
             env=self.env(**env),
-            input=stdin,
             capture_output=True,
             text=True,
             timeout=300,
@@ -185,11 +182,18 @@ def test_a_review_handed_over_prints_and_writes_what_an_in_process_one_does(
     assert second.returncode == 1
     assert (_stable(second.stdout), second.stderr) == (_stable(first.stdout), first_stderr)
     assert [f["path"] for f in _report(tmp_path / "a" / "out")["findings"]] == [FAST]
-    diff = setup.repo.git("diff", "HEAD~1", "HEAD")
-    piped = setup.review(tmp_path / "b", "--diff", "-", "--report-dir", "out", stdin=diff)
-    assert piped.returncode == 1, piped.stderr
-    assert [f["path"] for f in _report(tmp_path / "b" / "out")["findings"]] == [FAST]
-    assert setup.warm_pid() == pid  # both handed over to the same process
+    # Two at once (two children), one of them reading its diff from stdin.
+    pipes: dict[str, Any] = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    piped = setup.start(
+        tmp_path / "b", "--diff", "-", "--report-dir", "out", stdin=subprocess.PIPE, **pipes
+    )
+    other = setup.start(tmp_path / "c", "--report-dir", "out", **pipes)
+    _, piped_err = piped.communicate(setup.repo.git("diff", "HEAD~1", "HEAD"), timeout=300)
+    _, other_err = other.communicate(timeout=300)
+    assert (piped.returncode, other.returncode) == (1, 1), piped_err + other_err
+    for cwd in ("b", "c"):
+        assert [f["path"] for f in _report(tmp_path / cwd / "out")["findings"]] == [FAST]
+    assert setup.warm_pid() == pid  # all handed over to the same process
 
 
 def test_the_warm_process_never_holds_the_key(setup: Setup) -> None:
