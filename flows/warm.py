@@ -44,6 +44,8 @@ ENDED_UNEXPECTEDLY = (
     "reviewflow: the warm review process ended unexpectedly; see {log} "
     "(`reviewflow server stop` stops it; the next review starts a new one)\n"
 )
+TAKEN = b"taken\n"  # a child's first reply: the review is its own from here on
+_TAKEN_TIMEOUT_S = 15.0  # a fork takes milliseconds; a stopped or hung warm process: run here
 # Set in a forked review child: Prefect was imported before this review's environment was set.
 FORKED = False
 
@@ -156,8 +158,9 @@ def _stdio_open() -> bool:
     return True
 
 
-def _converse(conn: socket.socket, argv: Sequence[str], log: Path) -> int:
-    """Send the fds and the header, forward Ctrl-C and SIGTERM, wait for the exit code."""
+def _converse(conn: socket.socket, argv: Sequence[str], log: Path) -> int | None:
+    """Send the fds and the header, forward Ctrl-C and SIGTERM, wait for the exit code; None
+    when no child took the review (the warm process was exiting, or does not answer)."""
     umask = os.umask(0o077)
     os.umask(umask)
     header = {
@@ -167,8 +170,16 @@ def _converse(conn: socket.socket, argv: Sequence[str], log: Path) -> int:
         "umask": umask,
         "stdio": [[s.encoding, s.errors] for s in (sys.stdin, sys.stdout, sys.stderr)],
     }
-    socket.send_fds(conn, [b"F"], [0, 1, 2])
-    conn.sendall(json.dumps(header).encode() + b"\n")
+    reader = conn.makefile("rb")
+    try:
+        socket.send_fds(conn, [b"F"], [0, 1, 2])
+        conn.sendall(json.dumps(header).encode() + b"\n")
+        conn.settimeout(_TAKEN_TIMEOUT_S)
+        if reader.readline() != TAKEN:
+            return None
+    except OSError:  # a timeout too: closing the connection stops a child that starts late
+        return None
+    conn.settimeout(None)
 
     def forward(signum: int, frame: FrameType | None) -> None:
         with contextlib.suppress(OSError):
@@ -176,7 +187,7 @@ def _converse(conn: socket.socket, argv: Sequence[str], log: Path) -> int:
 
     previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        reply = conn.makefile("rb").readline()
+        reply = reader.readline()
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

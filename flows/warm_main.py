@@ -127,6 +127,7 @@ def _child(conn: socket.socket, listener: socket.socket, log: Path) -> NoReturn:
         reader = conn.makefile("rb")
         _, fds, _, _ = socket.recv_fds(conn, 1, 3)
         header = json.loads(reader.readline())
+        conn.sendall(warm.TAKEN)
         _adopt(header, fds)
         threading.Thread(target=_watch, args=(reader,), daemon=True).start()
         code = _run(header["argv"])

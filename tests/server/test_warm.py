@@ -11,8 +11,10 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -287,3 +289,42 @@ def test_server_stop_stops_the_warm_process(
     assert _gone(pid, within=1.0)
     assert main(["server", "status"]) == 0
     assert capsys.readouterr().out.endswith("no warm process\n")
+
+
+@pytest.mark.parametrize(
+    ("replies", "code", "stderr"),
+    [
+        ([], None, ""),  # the warm process was exiting: the CLI runs the review itself
+        ([warm.TAKEN, b"1\n"], 1, ""),
+        ([warm.TAKEN], 2, warm.ENDED_UNEXPECTEDLY.format(log="LOG")),
+    ],
+)
+def test_the_cli_side_of_a_hand_over(
+    replies: list[bytes],
+    code: int | None,
+    stderr: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cli, child = socket.socketpair()
+    with cli, child, open(os.devnull) as devnull:
+        monkeypatch.setattr(sys, "stdin", devnull)
+        answered: list[Any] = []
+
+        def answer() -> None:
+            _, fds, _, _ = socket.recv_fds(child, 1, 3)
+            answered.append(json.loads(child.makefile("rb").readline()))
+            for fd in fds:
+                os.close(fd)
+            for reply in replies:
+                child.sendall(reply)
+            child.shutdown(socket.SHUT_WR)
+
+        thread = threading.Thread(target=answer)
+        thread.start()
+        assert warm._converse(cli, ["review", "--repo", "."], Path("LOG")) == code
+        thread.join()
+    assert capsys.readouterr().err == stderr
+    (header,) = answered
+    assert (header["argv"][1:], header["cwd"]) == (["review", "--repo", "."], os.getcwd())
+    assert header["environ"] == dict(os.environ)
