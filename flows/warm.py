@@ -117,7 +117,7 @@ def _warm_lock(phome: Path, *, wait: bool) -> Iterator[bool]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def current(phome: Path, state: WarmState | None, server: ServerState | None) -> bool:
+def current(state: WarmState | None, server: ServerState | None) -> bool:
     """True when `state` is a live warm process of ours, for `server`, of this code."""
     return (
         state is not None
@@ -136,7 +136,7 @@ def hand_over(home: Path, argv: Sequence[str]) -> int | None:
     state = read_warm(phome)
     if state is None or not _stdio_open():
         return None
-    if not current(phome, state, read_state(phome)):
+    if not current(state, read_state(phome)):
         stop_warm(phome)
         return None
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -180,8 +180,10 @@ def _converse(conn: socket.socket, argv: Sequence[str], log: Path) -> int | None
     except OSError:  # a timeout too: closing the connection stops a child that starts late
         return None
     conn.settimeout(None)
+    forwarded: list[int] = []
 
     def forward(signum: int, frame: FrameType | None) -> None:
+        forwarded.append(signum)
         with contextlib.suppress(OSError):
             conn.sendall(b"int\n" if signum == signal.SIGINT else b"term\n")
 
@@ -194,6 +196,9 @@ def _converse(conn: socket.socket, argv: Sequence[str], log: Path) -> int | None
     try:
         return int(reply)
     except ValueError:
+        if forwarded and forwarded[-1] == signal.SIGTERM:  # the child died of it: so does this
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
         sys.stderr.write(ENDED_UNEXPECTEDLY.format(log=log))
         return 2
 
@@ -209,7 +214,7 @@ def start_warm(home: Path, env: Mapping[str, str], server: ServerState) -> None:
 def _start(phome: Path, env: Mapping[str, str], server: ServerState) -> None:
     with _warm_lock(phome, wait=False) as mine:
         old = read_warm(phome)
-        if not mine or current(phome, old, server):
+        if not mine or current(old, server):
             return
         if old is not None:
             _stop(phome, old)
@@ -218,7 +223,7 @@ def _start(phome: Path, env: Mapping[str, str], server: ServerState) -> None:
             sys.executable, "-m", _MODULE, "--home", str(phome), "--instance", instance,
             "--server-instance", server.instance, "--idle-seconds", str(server.idle_minutes * 60),
         ]  # fmt: skip
-        with open(phome / LOG_FILE, "ab") as out:
+        with open(phome / LOG_FILE, "wb") as out:  # one log per warm process
             process = subprocess.Popen(
                 args,
                 stdin=subprocess.DEVNULL,
