@@ -5,8 +5,11 @@ Measured, each in fresh processes, median of RUNS, beside `git diff` of the same
   one — `ensure_api` with Prefect's import overlapped with a cold server's boot — warm (server
   up), cold (no server, database migrated) and first run ever (fresh home);
 - a whole `reviewflow review --no-cache` of that change against the wire-level test model
-  answering at once (all of it is overhead), warm and cold;
-- peak RSS of the CLI-side process and of the server.
+  answering at once (all of it is overhead): warm (server up, the review in the CLI process:
+  `--no-server-reuse`, which keeps a server it did not start and uses no warm process), with
+  the warm review process (server and warm process up: the CLI hands the review over), and cold;
+- peak RSS of the CLI-side process, of the server and of the warm process (and its review
+  child's CPU and peak RSS, from the warm process's log).
 Targets for the whole review: warm <= 1.5 s, cold <= 3.5 s.
 """
 
@@ -29,6 +32,7 @@ from synth import make_small_change  # noqa: E402
 
 from flows.local_server import ensure_api, run_with_server, stop_server  # noqa: E402
 from flows.server_process import read_state  # noqa: E402
+from flows.warm import LOG_FILE, SOCKET_FILE, warm_pid  # noqa: E402
 
 RUNS = 5
 FIRST_RUNS = 3  # a fresh home migrates its database: the slowest case, fewer repetitions
@@ -91,12 +95,38 @@ def _series(
 
 def _server_rss(home: Path) -> str:
     state = read_state(home / "prefect")
-    if state is None:
-        return "no server"
-    for line in Path(f"/proc/{state.pid}/status").read_text().splitlines():
+    return "no server" if state is None else _peak_rss(state.pid)
+
+
+def _peak_rss(pid: int) -> str:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
             return f"{int(line.split()[1]) / 1024:.0f} MB"
     return "unknown"
+
+
+def _wait_warm(home: Path) -> None:
+    """Until the warm process accepts hand-overs (its imports take seconds after a run)."""
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if warm_pid(home / "prefect") is not None and (home / "prefect" / SOCKET_FILE).exists():
+            return
+        time.sleep(0.2)
+    raise SystemExit("no warm process started")
+
+
+def _warm_children(home: Path, runs: int) -> str:
+    """The warm process's peak RSS, and its last `runs` review children's, from its log."""
+    pid = warm_pid(home / "prefect")
+    lines = (home / "prefect" / LOG_FILE).read_text().splitlines()
+    reviews = [line for line in lines if line.startswith("review pid ")][-runs:]
+    cpu = [float(line.split("CPU ")[1].split()[0]) for line in reviews]
+    rss = [int(line.split("peak RSS ")[1].split()[0]) for line in reviews]
+    return (
+        f"warm process peak RSS {_peak_rss(pid) if pid else 'gone'}; its review child: "
+        f"CPU {statistics.median(cpu):.2f} s, peak RSS {max(rss) / 1024:.0f} MB (median/max "
+        f"of {len(reviews)})"
+    )
 
 
 def main() -> None:
@@ -141,11 +171,15 @@ def _reviews(repo: Path, home: Path, env: dict[str, str]) -> None:
         review = [sys.executable, "-m", "flows.cli", "review", "--repo", str(repo)]
         review += ["--no-cache", "--console", "off", "--no-progress"]
         full = {**env, **model}
-        _timed(review, full)  # untimed: the server may have idled out
-        _series("reviewflow review, warm", RUNS, lambda: None, lambda: _timed(review, full))
+        in_process = [*review, "--no-server-reuse"]
+        _timed(review, full)  # untimed: the server may have idled out; starts a warm process
+        _series("reviewflow review, warm", RUNS, lambda: None, lambda: _timed(in_process, full))
+        _series("reviewflow review, warm process", RUNS, lambda: _wait_warm(home),
+                lambda: _timed(review, full))  # fmt: skip
+        print(_warm_children(home, RUNS))
         _series("reviewflow review, cold", RUNS, lambda: stop_server(home),
                 lambda: _timed(review, full))  # fmt: skip
-        print(f"model requests per review: {len(wire.requests()) // (2 * RUNS + 1)}")
+        print(f"model requests per review: {len(wire.requests()) // (3 * RUNS + 1)}")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from flows import warm
 from flows.cli_parser import build_parser, missing_action
 from flows.failures import (
     STARTUP_TIMEOUT_DEFAULT,
@@ -106,6 +107,10 @@ def cmd_review(args: argparse.Namespace, env: Mapping[str, str], log: Path) -> i
     config = load_config(home_dir(env), env, flag_overrides(args))
     if args.preview:
         return run_preview(request, config, args.json_path)
+    # The managed server in reuse mode: a warm process may run the review (no Prefect import).
+    warm_ok = uses_warm(args, config, request, env) and not warm.FORKED
+    if warm_ok and (code := warm.hand_over(Path(request.home), args.argv)) is not None:
+        return code
     from reviewflow.providers.factory import check_settings
     from reviewflow.select.scope import collect, select
 
@@ -121,8 +126,24 @@ def cmd_review(args: argparse.Namespace, env: Mapping[str, str], log: Path) -> i
         with local_api(args, config, request) as target:
             from flows.review import run_review  # imported by `local_api`, during the boot
 
+            warm.adopt_environment()  # a forked review: Prefect re-reads its settings
             log_to_file("prefect", log)
-            return run_with_server(target, lambda: run_review(effective, config, scope, env))
+            code = run_with_server(target, lambda: run_review(effective, config, scope, env))
+            if warm_ok and target.state is not None:
+                warm.start_warm(Path(request.home), env, target.state)  # for the next review
+            return code
+
+
+def uses_warm(
+    args: argparse.Namespace, config: Config, request: ReviewRequest, env: Mapping[str, str]
+) -> bool:
+    """True when this review uses the managed server in reuse mode (a warm process's case)."""
+    return not (
+        env.get("PREFECT_API_URL")
+        or request.ci_variables
+        or args.no_server_reuse
+        or not config.prefect.server_reuse
+    )
 
 
 def local_api(args: argparse.Namespace, config: Config, request: ReviewRequest) -> ApiTarget:
@@ -271,6 +292,7 @@ def cmd_version() -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; errors become one line on stderr and an exit code (never 1)."""
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # what a warm process is given
     if missing_action(args):  # `reviewflow`, `reviewflow config`: the help, and exit 2
         args.help_parser.print_help()
         return 2

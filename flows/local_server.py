@@ -220,34 +220,41 @@ class ServerStatus:
     home: Path
     state: ServerState | None
     running: bool
+    warm_pid: int | None = None  # the warm review process (flows.warm), if one runs
 
     def render(self) -> str:
         log = self.home / LOG_FILE
+        warm = f"warm review process: pid {self.warm_pid}" if self.warm_pid else "no warm process"
         if not self.running or self.state is None:
-            return f"not running (Prefect home: {self.home})\n"
+            return f"not running (Prefect home: {self.home})\n{warm}\n"
         ui = self.state.url.removesuffix("/api")
         return (
             f"running: pid {self.state.pid}, Prefect {self.state.prefect_version}, "
             f"exits after {self.state.idle_minutes:g} idle minutes\n"
             f"open {ui} in a browser to see flow runs, task runs and artifacts\n"
             f"or: PREFECT_API_URL={self.state.url} prefect flow-run ls\n"
-            f"Prefect home: {self.home}\nlog: {log}\n"
+            f"{warm}\nPrefect home: {self.home}\nlog: {log}\n"
         )
 
 
 def server_status(home: Path) -> ServerStatus:
     """The managed server of the reviewflow home `home`, if one is running."""
+    from flows.warm import warm_pid
+
     phome = prefect_home(home)
     state = read_state(phome)
     running = state is not None and is_ours(state) and server_version(state.url) is not None
-    return ServerStatus(phome, state, running)
+    return ServerStatus(phome, state, running, warm_pid(phome))
 
 
 def stop_server(home: Path) -> ServerState | None:
-    """Stop the managed server of `home`; the state of the server stopped, or None."""
+    """Stop the managed server of `home` and its warm process; the server's state, or None."""
+    from flows.warm import stop_warm
+
     phome = prefect_home(home)
     if not phome.exists():
         return None
+    stop_warm(phome)
     with locked(phome):
         state = read_state(phome)
         if state is None:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 
-def server_pids(under: Path) -> list[int]:
-    """Managed server processes whose Prefect home lies under `under`."""
+def server_pids(under: Path, modules: tuple[str, ...] = ("flows.server_main",)) -> list[int]:
+    """Managed server processes (or others run as `modules`) whose home lies under `under`."""
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -22,7 +22,9 @@ def server_pids(under: Path) -> list[int]:
             args = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
         except OSError:
             continue
-        if "flows.server_main" in args and any(a.startswith(str(under)) for a in args):
+        if any(module in args for module in modules) and any(
+            a.startswith(str(under)) for a in args
+        ):
             pids.append(int(entry.name))
     return pids
 
@@ -31,6 +33,6 @@ def server_pids(under: Path) -> list[int]:
 def _kill_leftover_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     base = tmp_path_factory.getbasetemp()
     yield
-    for pid in server_pids(base):
+    for pid in server_pids(base, ("flows.server_main", "flows.warm_main")):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
