@@ -86,7 +86,7 @@ def flag_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
 
 
 def request_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> ReviewRequest:
-    from reviewflow.rules.trust import ci_variables
+    from reviewflow.ci import ci_variables
 
     return ReviewRequest.from_flags(
         str(Path(args.repo).resolve()),

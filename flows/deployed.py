@@ -18,6 +18,7 @@ from pydantic import SecretStr
 
 from flows.review import ReviewRun, public_config, review
 from flows.runners import task_runner_for
+from reviewflow.ci import ci_variables
 from reviewflow.config import Config, home_dir, load_config
 from reviewflow.errors import ConfigError
 from reviewflow.git.mirror import local_repository
@@ -25,7 +26,6 @@ from reviewflow.models import Severity
 from reviewflow.providers.pool import ProviderPool
 from reviewflow.report.outcome import ReviewOutcome
 from reviewflow.request import ReviewRequest
-from reviewflow.rules.trust import ci_variables
 
 # A deployed run reviews a change someone pushed: the repository's own rules always come
 # from a trusted base (see "Trust in CI"), whether or not the worker itself runs in CI.

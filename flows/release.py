@@ -22,12 +22,12 @@ from prefect.variables import Variable
 from pydantic import BaseModel, ConfigDict
 
 from flows.deployed import DEPLOYMENT_CI, deployed_config, gate_reason, review_here
+from reviewflow.ci import ci_variables
 from reviewflow.config import Config, home_dir
 from reviewflow.errors import ConfigError, ReviewError
 from reviewflow.git.branches import commit_of, is_ancestor, matching_branches, merge_base
 from reviewflow.git.mirror import local_repository
 from reviewflow.request import ReviewRequest
-from reviewflow.rules.trust import ci_variables
 
 VARIABLE_PREFIX = "reviewflow-nightly"
 

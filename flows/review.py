@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 
 if __name__ == "__main__":  # hand over to the CLI before paying for the Prefect import
-    from flows.cli import main
+    from flows.warm import entry
 
-    raise SystemExit(main(["review", *sys.argv[1:]]))
+    raise SystemExit(entry(["review", *sys.argv[1:]]))
 
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime

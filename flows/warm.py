@@ -30,7 +30,9 @@ from types import FrameType
 
 from flows.local_server import prefect_home, prefect_version
 from flows.server_process import ServerState, is_ours, read_state, server_env, stop_process
+from reviewflow.ci import ci_variables
 from reviewflow.fsutil import write_output
+from reviewflow.home import home_dir
 
 STATE_FILE = "warm.json"
 SOCKET_FILE = "warm.sock"
@@ -126,6 +128,31 @@ def current(state: WarmState | None, server: ServerState | None) -> bool:
         and is_ours(state.process())
         and is_ours(server)
         and state.fingerprint == fingerprint()
+    )
+
+
+def entry(argv: Sequence[str] | None = None) -> int:
+    """The `reviewflow` command. A review that a warm process may take is handed over before
+    the CLI's own imports (pydantic and the config schema, ~0.3 s); the child then decides
+    everything else as the CLI would (`prefect.server_reuse` included). Anything else, or a
+    review no warm process takes, runs `flows.cli.main` here."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if _may_hand_over(args, os.environ):
+        code = hand_over(home_dir(os.environ), args)
+        if code is not None:
+            return code
+    from flows.cli import main
+
+    return main(args)
+
+
+def _may_hand_over(args: Sequence[str], env: Mapping[str, str]) -> bool:
+    """A review through the managed server in reuse mode, as far as argv and env tell."""
+    return (
+        args[:1] == ["review"]
+        and not {"--preview", "--no-server-reuse", "-h", "--help"} & set(args)
+        and not env.get("PREFECT_API_URL")
+        and not ci_variables(env)
     )
 
 

@@ -200,10 +200,11 @@ def _run(argv: list[str]) -> int:
 
 
 def _exit_code(exc: SystemExit) -> int:
+    """As the interpreter would exit, except that a message is exit 2 (1 means a finding)."""
     if exc.code is None or isinstance(exc.code, int):
         return exc.code or 0
     sys.stderr.write(f"{exc.code}\n")
-    return 1
+    return 2
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -5,7 +5,6 @@ from reviewflow.config.load import (
     config_as_dict,
     config_path,
     env_overrides,
-    home_dir,
     load_config,
     merge,
     read_config_file,
@@ -31,6 +30,7 @@ from reviewflow.config.schema import (
     parse_duration,
 )
 from reviewflow.config.store import get_value, set_value
+from reviewflow.home import home_dir
 
 __all__ = [
     "DEFAULT_ENDPOINTS",

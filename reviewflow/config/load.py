@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -13,13 +12,6 @@ from pydantic import SecretStr, ValidationError
 from reviewflow.config.messages import ENV_SOURCE, FLAGS_SOURCE, describe_validation_error
 from reviewflow.config.schema import ENV_PREFIX, KEY_FALLBACK_ENV, Config, Protocol
 from reviewflow.errors import ConfigError
-
-
-def home_dir(env: Mapping[str, str] | None = None) -> Path:
-    """The reviewflow home: `REVIEWFLOW_HOME`, else `~/.reviewflow`."""
-    env = os.environ if env is None else env
-    override = env.get("REVIEWFLOW_HOME")
-    return Path(override).expanduser() if override else Path.home() / ".reviewflow"
 
 
 def config_path(home: Path) -> Path:

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from flows.cli import main
+from reviewflow.ci import ci_variables
 from reviewflow.errors import GitError, RulesError, TrustError
 from reviewflow.rules import RuleLayer, choose_trusted_ref, is_ci, load_rules
 from reviewflow.rules.loader import MAX_REFERENCE_BYTES
 from reviewflow.rules.system import SystemCatalog
-from reviewflow.rules.trust import ci_variables
 from tests.gitutil import GitRepo
 from tests.rules.helpers import write_json
 

@@ -45,11 +45,12 @@ FINDING = {
     "suggestion": "use a with-block",
     "confidence": 0.9,
 }
-SDKS = ("prefect", "openai", "anthropic", "google.genai")
-# Runs the CLI like the `reviewflow` script does, then records which SDKs it imported.
+# Prefect, the SDKs, and pydantic (the CLI's config schema: the hand-over comes before it).
+HEAVY = ("prefect", "openai", "anthropic", "google.genai", "pydantic")
+# Runs the CLI as the `reviewflow` script does, then records which of those it imported.
 CLI_RECORDING_IMPORTS = (
-    "import sys; from flows.cli import main; code = main(sys.argv[2:]); "
-    f"open(sys.argv[1], 'w').write(repr(sorted(m for m in {SDKS!r} if m in sys.modules))); "
+    "import sys; from flows.warm import entry; code = entry(sys.argv[2:]); "
+    f"open(sys.argv[1], 'w').write(repr(sorted(m for m in {HEAVY!r} if m in sys.modules))); "
     "sys.stdout.flush(); raise SystemExit(code)"
 )
 
@@ -180,7 +181,7 @@ def test_a_review_handed_over_prints_and_writes_what_an_in_process_one_does(
         cwd=tmp_path / "a", env=setup.env(), capture_output=True, text=True, timeout=300,
         check=False,
     )  # fmt: skip
-    assert marker.read_text() == "[]"  # the CLI imported neither Prefect nor an SDK
+    assert marker.read_text() == "[]"  # the CLI imported neither Prefect, an SDK nor pydantic
     assert second.returncode == 1
     assert (_stable(second.stdout), second.stderr) == (_stable(first.stdout), first_stderr)
     assert [f["path"] for f in _report(tmp_path / "a" / "out")["findings"]] == [FAST]
