@@ -168,7 +168,7 @@ def _reviews(repo: Path, home: Path, env: dict[str, str]) -> None:
             "REVIEWFLOW_MODEL_ENDPOINT": wire.base_url("openai"),
             "REVIEWFLOW_MODEL_API_KEY": "bench-key",
         }
-        review = [sys.executable, "-m", "flows.cli", "review", "--repo", str(repo)]
+        review = [sys.executable, "-m", "flows.review", "--repo", str(repo)]  # = reviewflow review
         review += ["--no-cache", "--console", "off", "--no-progress"]
         full = {**env, **model}
         in_process = [*review, "--no-server-reuse"]
