@@ -17,9 +17,10 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import TypeVar
 
 from reviewflow.errors import ReviewError
 from reviewflow.fsutil import write_output
@@ -29,6 +30,7 @@ LOCK_FILE = "server.lock"
 LOG_FILE = "server.log"
 DATABASE_FILE = "prefect.db"
 _SERVER_MODULE = "flows.server_main"
+R = TypeVar("R")
 _PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 # What the server inherits from the CLI's environment; everything else (model keys, tokens,
 # the user's own PREFECT_* settings) stays behind.
@@ -69,8 +71,13 @@ class ServerState:
 
 def read_state(home: Path) -> ServerState | None:
     """The recorded server, or None when there is none or the file is unreadable."""
+    return read_record(home / STATE_FILE, ServerState)
+
+
+def read_record(path: Path, kind: Callable[..., R]) -> R | None:
+    """A state file's record (JSON of `kind`'s fields), or None when missing or unreadable."""
     try:
-        return ServerState(**json.loads((home / STATE_FILE).read_text()))
+        return kind(**json.loads(path.read_text()))
     except (OSError, ValueError, TypeError):
         return None
 
@@ -87,20 +94,25 @@ def forget_state(home: Path, state: ServerState) -> None:
 
 
 @contextlib.contextmanager
-def locked(home: Path) -> Iterator[None]:
-    """Hold the managed home's lock: one process at a time checks, starts or stops the server."""
+def locked(home: Path, name: str = LOCK_FILE, *, wait: bool = True) -> Iterator[bool]:
+    """Hold a lock of the managed home (by default the server's: one process at a time checks,
+    starts or stops it); without `wait`, yields False at once when another process holds it."""
     try:
         home.mkdir(mode=0o700, parents=True, exist_ok=True)
-        handle = open(home / LOCK_FILE, "a+")  # noqa: SIM115 - closed below, after the lock
+        handle = open(home / name, "a+")  # noqa: SIM115 - closed below, after the lock
     except OSError as exc:
         raise ServerError(
             f"cannot use {home} as the local Prefect server's home: {exc.strerror} "
             "(it lives under the reviewflow home; move what is there, or set PREFECT_API_URL)"
         ) from None
     with handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
         try:
-            yield
+            fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
 

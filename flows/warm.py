@@ -12,7 +12,6 @@ No Prefect import here: the hand-over path must stay as cheap as the CLI's own s
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -23,13 +22,22 @@ import sys
 import sysconfig
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import FrameType
 
 from flows.local_server import prefect_home, prefect_version
-from flows.server_process import ServerState, is_ours, read_state, server_env, stop_process
+from flows.server_process import (
+    ServerError,
+    ServerState,
+    is_ours,
+    locked,
+    read_record,
+    read_state,
+    server_env,
+    stop_process,
+)
 from reviewflow.ci import ci_variables
 from reviewflow.fsutil import write_output
 from reviewflow.home import home_dir
@@ -89,10 +97,7 @@ def fingerprint() -> str:
 
 
 def read_warm(phome: Path) -> WarmState | None:
-    try:
-        return WarmState(**json.loads((phome / STATE_FILE).read_text()))
-    except (OSError, ValueError, TypeError):
-        return None
+    return read_record(phome / STATE_FILE, WarmState)
 
 
 def forget_warm(phome: Path, state: WarmState) -> None:
@@ -101,22 +106,6 @@ def forget_warm(phome: Path, state: WarmState) -> None:
     if current is not None and current.instance == state.instance:
         (phome / STATE_FILE).unlink(missing_ok=True)
         (phome / SOCKET_FILE).unlink(missing_ok=True)
-
-
-@contextlib.contextmanager
-def _warm_lock(phome: Path, *, wait: bool) -> Iterator[bool]:
-    """The warm process's own lock (not the server's); yields False when busy and not waiting."""
-    phome.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with open(phome / LOCK_FILE, "a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            yield False
-            return
-        try:
-            yield True
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def current(state: WarmState | None, server: ServerState | None) -> bool:
@@ -233,13 +222,13 @@ def _converse(conn: socket.socket, argv: Sequence[str], log: Path) -> int | None
 def start_warm(home: Path, env: Mapping[str, str], server: ServerState) -> None:
     """Start a warm process for the next review (detached; this CLI does not wait for it),
     unless a current one exists or another CLI is starting one right now. It only saves the
-    next review time: a failure to start it (OSError) costs nothing else."""
-    with contextlib.suppress(OSError):
+    next review time: a failure to start it (OSError, ServerError) costs nothing else."""
+    with contextlib.suppress(OSError, ServerError):
         _start(prefect_home(home), env, server)
 
 
 def _start(phome: Path, env: Mapping[str, str], server: ServerState) -> None:
-    with _warm_lock(phome, wait=False) as mine:
+    with locked(phome, LOCK_FILE, wait=False) as mine:
         old = read_warm(phome)
         if not mine or current(old, server):
             return
@@ -270,7 +259,7 @@ def stop_warm(phome: Path) -> WarmState | None:
     """Stop the warm process of the Prefect home `phome`; its state if one was running."""
     if not (phome / STATE_FILE).exists():
         return None
-    with _warm_lock(phome, wait=True):
+    with locked(phome, LOCK_FILE):
         state = read_warm(phome)
         if state is None:
             return None
