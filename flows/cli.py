@@ -126,11 +126,11 @@ def cmd_review(args: argparse.Namespace, env: Mapping[str, str], log: Path) -> i
         with local_api(args, config, request) as target:
             from flows.review import run_review  # imported by `local_api`, during the boot
 
-            warm.adopt_environment()  # a forked review: Prefect re-reads its settings
+            warm.adopt_environment()  # a forked review: Prefect settings for this environment
             log_to_file("prefect", log)
             code = run_with_server(target, lambda: run_review(effective, config, scope, env))
             if warm_ok and target.state is not None:
-                warm.start_warm(Path(request.home), env, target.state)  # for the next review
+                warm.start_warm(Path(request.home), os.environ, target.state)  # for the next review
             return code
 
 

@@ -10,15 +10,22 @@ if __name__ == "__main__":  # hand over to the CLI before paying for the Prefect
     raise SystemExit(entry(["review", *sys.argv[1:]]))
 
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
+from functools import cache
 
-from prefect import flow
-from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+from prefect import Flow, flow
+from prefect.settings import (
+    PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
+    Settings,
+    get_current_settings,
+    temporary_settings,
+)
 from pydantic import BaseModel, ConfigDict
 
-from flows.runners import submitted, task_runner_for
+from flows.runners import submitted, task_runner_for, threads
 from flows.stages import CANCELLED, ModelStages, finished_result, run_model_stages
-from reviewflow.config import Config
+from reviewflow.config import Config, TaskRunner
 from reviewflow.findings.finalize import Finalized, gate
 from reviewflow.findings.localize import Localized
 from reviewflow.models import ReviewWarning
@@ -143,6 +150,27 @@ def _usage(records: tuple[RequestRecord, ...]) -> UsageTotals:
     return UsageTotals(**usage.model_dump(), requests=requests)
 
 
+def review_flow(config: Config) -> Flow[[ReviewRequest, Config, ProviderHandle], ReviewRun]:
+    """The review flow on `config`'s task runner (each run duplicates the runner)."""
+    if config.review.task_runner is TaskRunner.THREAD:
+        return threaded_review(config.review.concurrency)
+    return review.with_options(task_runner=task_runner_for(config))
+
+
+@cache
+def threaded_review(max_workers: int) -> Flow[[ReviewRequest, Config, ProviderHandle], ReviewRun]:
+    """The review flow on `max_workers` threads, built once per size: building a flow derives
+    its parameter schema (~70 ms here)."""
+    return review.with_options(task_runner=threads(max_workers))
+
+
+def _heartbeat_off() -> AbstractContextManager[Settings | None]:
+    """No heartbeat for a CLI review (the settings are re-read only when it is on: ~0.1 s)."""
+    if get_current_settings().flows.heartbeat_frequency is None:
+        return nullcontext()
+    return temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
+
+
 def run_review(request: ReviewRequest, config: Config, scope: Scope, env: Mapping[str, str]) -> int:
     """Run the review flow here (the key stays in this process's pool) and print the result.
 
@@ -151,13 +179,12 @@ def run_review(request: ReviewRequest, config: Config, scope: Scope, env: Mappin
     progress = ProgressDisplay(
         sys.stderr, env, len(scope.selection.kept), enabled=config.output.progress
     )
-    runner = task_runner_for(config)
     try:
         with ProviderPool.from_config(config, observer=progress.request_done) as pool:
             _PROGRESS[pool.id] = progress
             try:
-                with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-                    state = review.with_options(task_runner=runner)(
+                with _heartbeat_off():
+                    state = review_flow(config)(
                         request, public_config(config), pool.handle, return_state=True
                     )
             finally:

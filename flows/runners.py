@@ -22,22 +22,27 @@ def task_runner_for(config: Config) -> Any:
     run, and only those processes get the key, in their environment (never as a task input).
     """
     if config.review.task_runner is TaskRunner.THREAD:
-        return ThreadPoolTaskRunner(max_workers=config.review.concurrency)
+        return threads(config.review.concurrency)
     from prefect_dask import DaskTaskRunner  # deferred: dask is only needed here
 
     if config.review.dask_address:
         return DaskTaskRunner(address=config.review.dask_address)
-    threads = max(1, -(-config.review.concurrency // LOCAL_DASK_WORKERS))
+    per_worker = max(1, -(-config.review.concurrency // LOCAL_DASK_WORKERS))
     return DaskTaskRunner(
         cluster_kwargs={
             "n_workers": LOCAL_DASK_WORKERS,
-            "threads_per_worker": threads,
+            "threads_per_worker": per_worker,
             "processes": True,
             "dashboard_address": None,
             "host": "127.0.0.1",
             "env": worker_environment(config),
         }
     )
+
+
+def threads(max_workers: int) -> Any:
+    """A thread pool runner: the stages and their model requests run in this process."""
+    return ThreadPoolTaskRunner(max_workers=max_workers)
 
 
 def submitted(config: Config) -> Callable[[Any], Any]:

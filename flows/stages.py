@@ -68,9 +68,12 @@ def run_model_stages(
     of the task runner ever sits waiting for an upstream future (with `max_workers` =
     `review.concurrency`, waiting tasks would otherwise starve the ones that could run)."""
     options, wrap = stage_options(home, refresh), submitted(config)
+    # Built once per review, not per submission: a task's options rebuild it (~5 ms each).
+    planning, looping = plan.with_options(**options), tool_loop.with_options(**options)
+    relocating, filtering = relocate.with_options(**options), review_filter.with_options(**options)
     chains = _Chains(
-        lambda job: plan.with_options(**options).submit(wrap(job), wrap(handle)),
-        lambda job, index, planned: tool_loop.with_options(**options).submit(
+        lambda job: planning.submit(wrap(job), wrap(handle)),
+        lambda job, index, planned: looping.submit(
             wrap(job),
             index,
             wrap(planned),
@@ -79,12 +82,8 @@ def run_model_stages(
             wrap(config.review),
             wrap(handle),
         ),
-        lambda chunks: relocate.with_options(**options).submit(
-            wrap(chunks), wrap(reviewed), wrap(handle)
-        ),
-        lambda found: review_filter.with_options(**options).submit(
-            wrap(found), wrap(reviewed), wrap(handle)
-        ),
+        lambda chunks: relocating.submit(wrap(chunks), wrap(reviewed), wrap(handle)),
+        lambda found: filtering.submit(wrap(found), wrap(reviewed), wrap(handle)),
         on_file_done,
     )
     try:

@@ -27,15 +27,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import FrameType
 
-from flows.local_server import prefect_home, prefect_version
+from flows.local_server import TELEMETRY_OFF, prefect_home, prefect_version
 from flows.server_process import (
     ServerError,
     ServerState,
+    inherited_env,
     is_ours,
     locked,
     read_record,
     read_state,
-    server_env,
     stop_process,
 )
 from reviewflow.ci import ci_variables
@@ -56,6 +56,7 @@ ENDED_UNEXPECTEDLY = (
 )
 TAKEN = b"taken\n"  # a child's first reply: the review is its own from here on
 _TAKEN_TIMEOUT_S = 15.0  # a fork takes milliseconds; a stopped or hung warm process: run here
+_SECRET_WORDS = ("KEY", "AUTH", "PASSWORD", "SECRET", "TOKEN")  # never in the warm process
 # Set in a forked review child: Prefect was imported before this review's environment was set.
 FORKED = False
 
@@ -247,12 +248,25 @@ def _start(phome: Path, env: Mapping[str, str], server: ServerState) -> None:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 cwd=_PACKAGE_ROOT,
-                env=server_env(env, phome, server.url),
+                env=warm_env(env, phome, server.url),
             )
         state = WarmState(
             process.pid, instance, server.instance, prefect_version(), fingerprint(), time.time()
         )
         write_output(phome / STATE_FILE, json.dumps(asdict(state)) + "\n")
+
+
+def warm_env(env: Mapping[str, str], phome: Path, url: str) -> dict[str, str]:
+    """The warm process's environment: a few inherited basics and the Prefect variables of the
+    CLI that starts it, never a secret one. The reviews it forks most likely have the same, and
+    then keep the Prefect settings it read (`flows.warm_prep`)."""
+    out = inherited_env(env)
+    for name, value in env.items():
+        upper = name.upper()
+        if upper.startswith("PREFECT_") and not any(word in upper for word in _SECRET_WORDS):
+            out[name] = value
+    out.update(PREFECT_HOME=str(phome), PREFECT_API_URL=url, **TELEMETRY_OFF)
+    return out
 
 
 def stop_warm(phome: Path) -> WarmState | None:
@@ -280,13 +294,10 @@ def warm_pid(phome: Path) -> int | None:
 
 
 def adopt_environment() -> None:
-    """In a forked review: read Prefect's settings and logging config again, now that this
-    review's environment (and the CLI's Prefect settings) is in `os.environ`. A no-op elsewhere.
-    """
+    """In a forked review: Prefect's settings and logging config as this review's environment
+    (and the CLI's Prefect settings, now in `os.environ`) makes them. A no-op elsewhere."""
     if not FORKED:
         return
-    from prefect.context import refresh_global_settings_context
-    from prefect.logging.configuration import setup_logging
+    from flows.warm_prep import adopt_settings
 
-    refresh_global_settings_context()
-    setup_logging(incremental=False)
+    adopt_settings()

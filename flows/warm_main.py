@@ -216,6 +216,9 @@ def main(argv: list[str] | None = None) -> None:
     for name in LAZY:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
+    from flows.warm_prep import prepare
+
+    prepare()
     gc.collect()
     gc.freeze()  # the imported modules: never collected again, here or in a child
     with contextlib.suppress(SystemExit):  # SIGTERM

@@ -50,6 +50,12 @@ def render(folder: Path, name: str, **context: object) -> str:
     return _environment(str(folder)).get_template(name).render(**context).strip() + "\n"
 
 
+def preload_templates(root: Path) -> None:
+    """Compile every template under `root` now (a warm process does, once for its reviews)."""
+    for path in sorted(root.rglob("*.j2")):
+        _environment(str(path.parent)).get_template(path.name)
+
+
 def templates_digest(*folders: Path) -> str:
     """A hash of every template in `folders`: part of each model stage's cache key."""
     digest = hashlib.sha256()

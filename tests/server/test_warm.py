@@ -208,6 +208,25 @@ def test_the_warm_process_never_holds_the_key(setup: Setup) -> None:
     assert (setup.phome / warm.SOCKET_FILE).stat().st_mode & 0o777 == 0o600
 
 
+def test_a_review_handed_over_with_other_prefect_settings_reads_them_again(
+    setup: Setup, tmp_path: Path
+) -> None:
+    """The warm process read Prefect's settings for the quiet CLI; `--verbose` leaves Prefect's
+    console logging on, so its child reads the settings and logging config again."""
+    pid = setup.wait_warm()
+    log = setup.phome / warm.LOG_FILE
+    served = log.read_text().count("review pid ")
+    verbose = setup.review(tmp_path, "--verbose")
+    assert verbose.returncode == 1, verbose.stderr
+    assert "Finished in state Completed()" in verbose.stderr
+    assert log.read_text().count("review pid ") == served + 1  # handed over
+    quiet = setup.review(tmp_path)
+    assert quiet.returncode == 1
+    assert "Finished in state" not in quiet.stderr
+    assert log.read_text().count("review pid ") == served + 2
+    assert setup.warm_pid() == pid
+
+
 def test_ctrl_c_to_the_cli_cancels_the_review_handed_over(setup: Setup, tmp_path: Path) -> None:
     setup.wait_warm()
     setup.reviewer.hang = True
