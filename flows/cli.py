@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import json
 import os
 import shutil
@@ -30,6 +29,7 @@ from reviewflow.config import (
     KEY_ENV_VARS,
     Config,
     OutputSettings,
+    TaskRunner,
     config_as_dict,
     config_path,
     get_value,
@@ -152,7 +152,10 @@ def local_api(args: argparse.Namespace, config: Config, request: ReviewRequest) 
 
     def preload(prefect_env: Mapping[str, str]) -> None:
         os.environ.update(prefect_env)
-        importlib.import_module("flows.review")  # importing Prefect costs ~1 s
+        from flows.warm_prep import prepare_run  # imports Prefect (~3 s here) and flows.review
+
+        threaded = config.review.task_runner is TaskRunner.THREAD
+        prepare_run(config.review.concurrency if threaded else None, [config.model.protocol.value])
 
     return ensure_api(
         Path(request.home),

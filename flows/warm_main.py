@@ -32,32 +32,8 @@ from typing import Any, NoReturn
 from flows import warm
 from flows.server_process import is_ours, read_state
 
-# What a review imports: the CLI and the flow (Prefect with them), the providers (the three
-# SDKs with them).
-PRELOADED = (
-    "flows.cli",
-    "flows.review",
-    "reviewflow.providers.openai",
-    "reviewflow.providers.anthropic",
-    "reviewflow.providers.gemini",
-)
-# What the first flow run in a process imports lazily (~160 modules): a child would pay them
-# per review. Only an optimisation: one that a new version no longer has is skipped.
-LAZY = (
-    "prefect.flow_engine",
-    "prefect.task_engine",
-    "prefect.utilities.visualization",
-    "fastapi.encoders",
-    "anyio._backends._asyncio",
-    "httpcore2",
-    "opentelemetry.metrics",
-    "opentelemetry._logs",
-    "openai.resources.chat.completions.completions",
-    "openai.lib.streaming.chat",
-    "anthropic.resources.messages",
-    "truststore",
-    "rich._emoji_codes",
-)
+# What a review imports: the CLI and the flow (Prefect with them); `prepare` adds the rest.
+PRELOADED = ("flows.cli", "flows.review")
 _POLL_S = 1.0
 
 
@@ -213,9 +189,6 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children reap themselves
     for name in PRELOADED:
         importlib.import_module(name)
-    for name in LAZY:
-        with contextlib.suppress(ImportError):
-            importlib.import_module(name)
     from flows.warm_prep import prepare
 
     prepare()

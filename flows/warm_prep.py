@@ -1,10 +1,12 @@
-"""What the warm review process does once, so that each review it forks need not.
+"""What the first review in a process builds, built before it: by the warm review process once
+for every review it forks, and by the CLI while a cold server boots.
 
-A review child pays, besides its flow run, for whatever the first review in a process builds:
-Prefect's settings and logging configuration read again for the review's environment
-(~0.3 s), the review flow's parameter schema (~0.07 s), the prompt and report templates
-compiled (~0.07 s), Prefect's API models completed on first use (~0.05 s) and the heartbeat
-switched off (~0.1 s). `prepare` builds them all in the warm process, before any fork.
+A process's first review pays, besides its flow run, for imports that Prefect and the SDKs make
+lazily (~160 modules), the prompt and report templates compiled, the review flow's parameter
+schema, and the API and SDK models whose build pydantic defers to their first use
+(`prepare_run`). A warm process's child would also read Prefect's settings and logging config
+again for its environment (~0.3 s) and switch the heartbeat off with a settings copy (~0.1 s):
+`prepare` does those once in the warm process, before any fork.
 
 Prefect's settings are read again in a child only when their inputs differ from the warm
 process's (`settings_inputs`): its `PREFECT_` variables, the profiles and logging files, and
@@ -14,9 +16,13 @@ Prefect variables of the CLI that starts it, so the next reviews usually find th
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import itertools
 import os
+import sys
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 import prefect.context
@@ -30,26 +36,54 @@ from flows.review import threaded_review
 from reviewflow.config.schema import ReviewSettings
 from reviewflow.prompts import preload_templates
 
-# Models whose build pydantic defers to their first use, which a review makes: Prefect's API
-# models, and those the providers send and parse (all of a module, or the ones named).
-_MODEL_MODULES = (
-    "prefect.client.schemas",
-    "prefect.events.schemas",
-    "prefect.artifacts",
-    "openai.types.chat",
-    "anthropic.types.message",
-    "anthropic.types.usage",
+# What the first flow run in a process imports lazily (~160 modules), and what a review on each
+# protocol does: its provider, and the parts of its SDK that the SDK imports on first use. Only
+# an optimisation: a module that a new version no longer has is skipped.
+LAZY = (
+    "prefect.flow_engine",
+    "prefect.task_engine",
+    "prefect.utilities.visualization",
+    "fastapi.encoders",
+    "anyio._backends._asyncio",
+    "httpcore2",
+    "opentelemetry.metrics",
+    "opentelemetry._logs",
+    "truststore",
+    "rich._emoji_codes",
 )
-_MODEL_NAMES = frozenset(
-    f"google.genai.types.{name}"  # the whole module: ~0.8 s and 24 MB more, for 17 of 468
-    for name in (
+PROVIDERS = {
+    "openai": (
+        "reviewflow.providers.openai",
+        "openai.resources.chat.completions.completions",
+        "openai.lib.streaming.chat",
+    ),
+    "anthropic": ("reviewflow.providers.anthropic", "anthropic.resources.messages"),
+    "gemini": ("reviewflow.providers.gemini",),
+}
+# The models whose build pydantic defers to their first use, which a review makes (one review
+# per protocol, listed): Prefect's API models, and those the providers send and parse.
+DEFERRED_MODELS = {
+    "prefect.artifacts": ("MarkdownArtifact", "TableArtifact"),
+    "prefect.client.schemas.actions": (
+        "ArtifactCreate", "FlowCreate", "FlowRunCreate", "LogCreate",
+    ),
+    "prefect.client.schemas.objects": (
+        "Artifact", "ConcurrencyLeaseHolder", "FlowRun", "FlowRunPolicy",
+        "ServerDefaultResultStorage",
+    ),
+    "prefect.events.schemas.events": ("Event",),
+    "openai.types.chat.chat_completion": ("ChatCompletion", "Choice"),
+    "openai.types.chat.chat_completion_message": ("ChatCompletionMessage",),
+    "anthropic.types.message": ("Message",),
+    "anthropic.types.usage": ("Usage",),
+    "google.genai.types": (
         "AutomaticFunctionCallingConfig", "Candidate", "Content", "FunctionCall",
         "FunctionCallingConfig", "FunctionDeclaration", "GenerateContentConfig",
         "GenerateContentResponse", "GenerateContentResponseUsageMetadata", "HttpOptions",
         "HttpResponse", "HttpRetryOptions", "Part", "Tool", "ToolConfig", "UserContent",
         "_GenerateContentParameters",
-    )
-)  # fmt: skip
+    ),
+}  # fmt: skip
 Inputs = tuple[object, ...]
 _inputs: Inputs | None = None  # the warm process's settings inputs, as its children inherit
 
@@ -61,9 +95,33 @@ def prepare() -> None:
     setup_logging(incremental=False)
     _inputs = settings_inputs()
     _heartbeat_off()
+    prepare_run(ReviewSettings.model_fields["concurrency"].default, tuple(PROVIDERS))
+
+
+def prepare_run(concurrency: int | None, protocols: Iterable[str]) -> None:
+    """What a process's first review builds: imports (Prefect's, and those of the `protocols`
+    its model uses), templates, the review flow on `concurrency` threads (unless None) and the
+    deferred models. Run once the review's Prefect environment is in `os.environ`."""
+    for name in LAZY + tuple(itertools.chain.from_iterable(PROVIDERS[p] for p in protocols)):
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
     preload_templates(Path(reviewflow.__file__).parent)
-    threaded_review(ReviewSettings.model_fields["concurrency"].default)
-    _complete_models()
+    if concurrency is not None:
+        threaded_review(concurrency)
+    for cls in deferred_models():
+        if not cls.__pydantic_complete__:
+            cls.model_rebuild(raise_errors=False)
+
+
+def deferred_models() -> list[type[pydantic.BaseModel]]:
+    """The classes `DEFERRED_MODELS` names, among the modules imported so far."""
+    found = []
+    for module, names in DEFERRED_MODELS.items():
+        for name in names:
+            cls = getattr(sys.modules.get(module), name, None)
+            if isinstance(cls, type) and issubclass(cls, pydantic.BaseModel):
+                found.append(cls)
+    return found
 
 
 def adopt_settings() -> None:
@@ -120,32 +178,3 @@ def _heartbeat_off() -> None:
     root = prefect.context.GLOBAL_SETTINGS_CONTEXT
     off = root.settings.copy_with_update(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
     prefect.context.GLOBAL_SETTINGS_CONTEXT = SettingsContext(profile=root.profile, settings=off)
-
-
-def _complete_models() -> None:
-    """Build those deferred models now (~0.4 s here), not in each review."""
-    for cls in deferred_models():
-        if _used(cls):
-            cls.model_rebuild(raise_errors=False)
-
-
-def deferred_models() -> Iterator[type[pydantic.BaseModel]]:
-    """Every (non-generic) pydantic model defined so far whose build is still deferred."""
-    stack: list[type[pydantic.BaseModel]] = [pydantic.BaseModel]
-    seen: set[type[pydantic.BaseModel]] = set()
-    while stack:
-        for cls in stack.pop().__subclasses__():
-            if cls in seen:
-                continue
-            seen.add(cls)
-            stack.append(cls)
-            deferred = not cls.__dict__.get("__pydantic_complete__", False)
-            if deferred and not cls.__pydantic_generic_metadata__["parameters"]:
-                yield cls
-
-
-def _used(cls: type[pydantic.BaseModel]) -> bool:
-    return (
-        cls.__module__.startswith(_MODEL_MODULES)
-        or f"{cls.__module__}.{cls.__qualname__}" in _MODEL_NAMES
-    )

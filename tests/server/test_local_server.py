@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prefect.settings import Settings
 
 from flows import local_server
 from flows.cli import main
@@ -37,6 +38,7 @@ from flows.server_process import (
     Booting,
     ServerError,
     ServerState,
+    server_env,
     wait_ready,
     write_state,
 )
@@ -126,6 +128,26 @@ def test_server_environment_has_no_model_key(first: tuple[ApiTarget, str, Any]) 
     assert not [entry for entry in environ if SECRET.encode() in entry]
     assert b"DO_NOT_TRACK=1" in environ
     assert b"PREFECT_SERVER_ANALYTICS_ENABLED=false" in environ
+
+
+def test_the_server_runs_only_the_services_a_review_uses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = "http://127.0.0.1:9/api"
+    first = server_env({}, tmp_path, url)
+    assert "PREFECT_SERVER_REGISTER_BLOCKS_ON_START" not in first  # its first start registers
+    (tmp_path / "prefect.db").touch()
+    later = server_env({}, tmp_path, url)
+    for name, value in later.items():
+        monkeypatch.setenv(name, value)
+    server = Settings().server  # the names are Prefect's own settings
+    services = server.services
+    assert not (services.scheduler.enabled or services.late_runs.enabled)
+    assert not (services.triggers.enabled or services.foreman.enabled)
+    assert not services.pause_expirations.enabled
+    assert services.task_run_recorder.enabled and services.event_persister.enabled
+    assert services.task_run_recorder.batch_size == 100
+    assert not (server.register_blocks_on_start or server.memoize_block_auto_registration)
 
 
 def test_flow_runs_task_runs_and_artifacts_are_on_the_server(

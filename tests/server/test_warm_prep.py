@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import google.genai.types
 import jinja2
 import pytest
 
@@ -12,9 +11,16 @@ import reviewflow
 from flows import warm_prep
 from flows.review import review_flow, threaded_review
 from flows.warm import warm_env
-from flows.warm_prep import adopt_settings, settings_inputs
+from flows.warm_prep import (
+    DEFERRED_MODELS,
+    adopt_settings,
+    deferred_models,
+    prepare_run,
+    settings_inputs,
+)
 from reviewflow.config import Config
 from reviewflow.prompts import _environment, preload_templates
+from reviewflow.providers import anthropic, gemini, openai  # noqa: F401 - their SDKs' models
 
 
 def test_settings_inputs_are_the_prefect_variables_and_files(
@@ -101,10 +107,10 @@ def test_preloaded_templates_are_not_read_again(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_the_deferred_models_a_review_builds_are_built_beforehand() -> None:
-    warm_prep._complete_models()
-    assert [cls for cls in warm_prep.deferred_models() if warm_prep._used(cls)] == []
-    named = [name.rsplit(".", 1)[1] for name in warm_prep._MODEL_NAMES]
-    assert all(hasattr(google.genai.types, name) for name in named)  # still the SDK's names
+    prepare_run(None, [])
+    models = deferred_models()
+    assert len(models) == sum(map(len, DEFERRED_MODELS.values()))  # still the SDKs' names
+    assert all(cls.__pydantic_complete__ for cls in models)
 
 
 def test_the_review_flow_is_built_once_per_thread_pool_size() -> None:
