@@ -156,9 +156,10 @@ def _contributes(path: Path) -> bool:
         return "prefect_" in text.lower()
     if path.name == "pyproject.toml":
         try:
-            return "prefect" in tomllib.loads(text).get("tool", {})
+            tool = tomllib.loads(text).get("tool", {})
         except tomllib.TOMLDecodeError:
             return True
+        return not isinstance(tool, dict) or "prefect" in tool
     return True
 
 

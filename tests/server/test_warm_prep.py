@@ -46,6 +46,7 @@ def test_settings_inputs_are_the_prefect_variables_and_files(
         ("pyproject.toml", "[tool.prefect.logging]\nlevel = 'DEBUG'\n", True),
         ("pyproject.toml", "[tool.ruff]\nline-length = 100\n", False),
         ("pyproject.toml", "[tool.ruff\n", True),  # not TOML: Prefect decides what it means
+        ("pyproject.toml", "tool = 1\n", True),
     ],
 )
 def test_a_working_directory_file_prefect_reads_means_reading_the_settings_again(
