@@ -46,12 +46,18 @@ _RECORDER = {
     "PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_FLUSH_INTERVAL": "1",
 }
 # Services a review's server has no use for: deployment schedules and late runs, automations,
-# workers' health, pause timeouts. Each costs start-up time (automations build two HTTP clients,
-# ~0.9 s of CPU here) and idle CPU; task runs are still recorded and events kept, for the UI.
+# workers' health, pause timeouts, and the clean-up of cancelled runs' children (a cancelled
+# review ends its own task runs). Each costs start-up time (automations build two HTTP clients,
+# ~0.9 s of CPU here) and idle CPU; and the clean-up's first pass took SQLite's write lock just
+# as a cold start's review created its flow run, in 2-4 of 10 cold starts: a 503, which Prefect's
+# client retries after ~2 s. Task runs are still recorded and events kept, for the UI.
 _UNUSED_SERVICES = {
     f"PREFECT_SERVER_SERVICES_{name}_ENABLED": "false"
-    for name in ("SCHEDULER", "LATE_RUNS", "TRIGGERS", "FOREMAN", "PAUSE_EXPIRATIONS")
-}
+    for name in (
+        "SCHEDULER", "LATE_RUNS", "TRIGGERS", "FOREMAN", "PAUSE_EXPIRATIONS",
+        "CANCELLATION_CLEANUP",
+    )
+}  # fmt: skip
 # Once a home's first start has registered Prefect's block types, later starts skip it, and
 # with it importing every installed Prefect collection to see if they changed (prefect-dask
 # imports Dask: ~0.7 s here).
