@@ -94,7 +94,7 @@ def prepare() -> None:
     refresh_global_settings_context()
     setup_logging(incremental=False)
     _inputs = settings_inputs()
-    _heartbeat_off()
+    _root_heartbeat_off()
     prepare_run(ReviewSettings.model_fields["concurrency"].default, tuple(PROVIDERS))
 
 
@@ -173,7 +173,7 @@ def _stat(path: Path | None) -> tuple[object, ...]:
     return (str(path), info.st_ino, info.st_size, info.st_mtime_ns)
 
 
-def _heartbeat_off() -> None:
+def _root_heartbeat_off() -> None:
     """The root settings with the heartbeat off (as every CLI review runs): a child that keeps
     them skips `run_review`'s own override; one that reads its settings again does not."""
     root = prefect.context.GLOBAL_SETTINGS_CONTEXT
