@@ -24,7 +24,7 @@ from flows.failures import (
     record_traceback,
     run_log_path,
 )
-from flows.local_server import ApiTarget, ensure_api, run_with_server
+from flows.local_server import QUIET_LOGS, TELEMETRY_OFF, ApiTarget, ensure_api, run_with_server
 from reviewflow.config import (
     KEY_ENV_VARS,
     Config,
@@ -40,13 +40,6 @@ from reviewflow.config import (
 from reviewflow.errors import ReviewError
 from reviewflow.fsutil import check_output, write_output
 from reviewflow.request import ReviewRequest
-
-# Prefect must never phone home from this tool; set before anything imports it.
-QUIET_PREFECT_ENV = {
-    "DO_NOT_TRACK": "1",
-    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-    "PREFECT_SERVER_LOGGING_LEVEL": "CRITICAL",
-}
 
 _FLAG_KEYS: dict[str, tuple[str, str]] = {
     "concurrency": ("review", "concurrency"),
@@ -179,10 +172,10 @@ def check_outputs(output: OutputSettings, home: Path) -> None:
 
 def prepare_prefect_env(*, verbose: bool) -> None:
     """Prefect's environment, set before it is imported: quiet, patient, and without keys."""
-    os.environ.update(QUIET_PREFECT_ENV)
+    os.environ.update(TELEMETRY_OFF)  # Prefect must never phone home from this tool
     os.environ.setdefault(STARTUP_TIMEOUT_VAR, STARTUP_TIMEOUT_DEFAULT)
     if not verbose:  # Prefect's records (tracebacks included) go to the log file instead
-        os.environ.setdefault("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "CRITICAL")
+        os.environ.update(QUIET_LOGS)
     # The key now lives in `config`; Prefect's API server (a child process) and anything
     # else started from here must not inherit it.
     for name in KEY_ENV_VARS:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
-import json
 import os
 import socket
 import threading
@@ -19,6 +18,8 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
+
+from flows.server_process import forget_state
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -59,14 +60,6 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _forget_state(home: Path, instance: str) -> None:
-    """Remove the state file if it still names this instance (the caller holds the lock)."""
-    state = home / "server.json"
-    with contextlib.suppress(OSError, ValueError):
-        if json.loads(state.read_text()).get("instance") == instance:
-            state.unlink()
-
-
 def _watch_idle(tracker: IdleTracker, server: Any, args: argparse.Namespace) -> None:
     """Stop the server once idle; the lock is taken first and kept until the process exits,
     so a CLI that holds it (checking health, which counts as a request) never races the exit."""
@@ -83,7 +76,8 @@ def _watch_idle(tracker: IdleTracker, server: Any, args: argparse.Namespace) -> 
         if tracker.idle_for() < args.idle_seconds:
             fcntl.flock(lock, fcntl.LOCK_UN)
             continue
-        _forget_state(args.home, args.instance)
+        with contextlib.suppress(OSError):  # the lock is held; exiting matters more
+            forget_state(args.home, args.instance)
         server.should_exit = True
 
 

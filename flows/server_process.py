@@ -106,10 +106,10 @@ def write_state(home: Path, state: ServerState) -> None:
     write_output(home / STATE_FILE, json.dumps(asdict(state)) + "\n")
 
 
-def forget_state(home: Path, state: ServerState) -> None:
-    """Remove the state file if it still names `state`'s server."""
+def forget_state(home: Path, instance: str) -> None:
+    """Remove the state file if it still names the server `instance`."""
     current = read_state(home)
-    if current is not None and current.instance == state.instance:
+    if current is not None and current.instance == instance:
         (home / STATE_FILE).unlink(missing_ok=True)
 
 

@@ -181,6 +181,10 @@ def test_flow_runs_task_runs_and_artifacts_are_on_the_server(
     artifacts = {"artifacts": {"key": {"any_": ["server-probe"]}}}
     (artifact,) = _post(f"{url}/artifacts/filter", artifacts)
     assert artifact["flow_run_id"] == runs[0]["id"]
+    # The flow run's own log lines are kept; a task run's INFO lines are not sent (--verbose).
+    logs = _post(f"{url}/logs/filter", {"logs": {"flow_run_id": {"any_": [runs[0]["id"]]}}})
+    assert any("Beginning flow run" in log["message"] for log in logs)
+    assert [log for log in logs if log["task_run_id"]] == []
 
 
 def test_a_failure_with_the_server_alive_is_not_retried(home: Path) -> None:
