@@ -12,7 +12,7 @@ from reviewflow.config import OutputSettings
 from reviewflow.report.artifacts import artifact_key, findings_table, summary_markdown
 from reviewflow.report.location import review_dir
 from reviewflow.report.outcome import ReviewOutcome
-from reviewflow.report.writers import write_reports
+from reviewflow.report.writers import needs_directory, write_reports
 
 
 @task(name="report", cache_policy=NO_CACHE, retries=0)  # writes files: never cached or retried
@@ -25,7 +25,11 @@ def write_review_reports(
     Returns the outcome with its final review ID, and each written report's path by kind.
     """
     directory, review_id = review_dir(
-        Path(home), outcome.metadata.repository, outcome.review_id, output.report_dir
+        Path(home),
+        outcome.metadata.repository,
+        outcome.review_id,
+        output.report_dir,
+        create=needs_directory(output),  # no empty directory when every report is off or elsewhere
     )
     outcome = outcome.model_copy(update={"review_id": review_id})
     written = write_reports(outcome, output, directory)

@@ -54,10 +54,18 @@ def create_review_dir(parent: Path, wanted_id: str) -> tuple[Path, str]:
 
 
 def review_dir(
-    home: Path, repository: str, wanted_id: str, report_dir: str | None = None
+    home: Path,
+    repository: str,
+    wanted_id: str,
+    report_dir: str | None = None,
+    *,
+    create: bool = True,
 ) -> tuple[Path, str]:
     """This review's directory and ID: `output.report_dir` as given when set (created if
-    missing), else `<home>/reports/<flattened-repository>/<review-id>[-N]`."""
+    missing), else `<home>/reports/<flattened-repository>/<review-id>[-N]`. Without `create`
+    (no report file goes there) nothing is created and the ID is the wanted one."""
+    if not create:
+        return Path(report_dir).expanduser() if report_dir else reports_root(home), wanted_id
     if report_dir:
         target = Path(report_dir).expanduser()
         try:

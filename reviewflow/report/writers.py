@@ -40,6 +40,12 @@ def report_targets(output: OutputSettings, directory: Path) -> dict[str, str]:
     return {kind: target for kind, target in targets.items() if target is not None}
 
 
+def needs_directory(output: OutputSettings) -> bool:
+    """True when a report that is on goes in the review's own directory (a relative path)."""
+    targets = report_targets(output, Path()).values()
+    return any(target != "-" and not Path(target).is_absolute() for target in targets)
+
+
 def write_reports(
     outcome: ReviewOutcome, output: OutputSettings, directory: Path
 ) -> dict[str, str]:

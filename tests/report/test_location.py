@@ -82,6 +82,13 @@ def test_report_dir_setting_is_used_as_given(tmp_path: Path) -> None:
     assert review_dir(tmp_path / "home", "/repo", "rid", str(target)) == (target, "rid")
 
 
+def test_no_directory_is_created_when_no_report_goes_there(tmp_path: Path) -> None:
+    home, target = tmp_path / "home", tmp_path / "ci" / "out"
+    assert review_dir(home, "/repo", "rid", create=False) == (home / "reports", "rid")
+    assert review_dir(home, "/repo", "rid", str(target), create=False) == (target, "rid")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_unusable_report_directory_is_one_line_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")

@@ -60,3 +60,18 @@ def test_dash_writes_to_stdout(tmp_path: Path, capfdbinary: pytest.CaptureFixtur
     settings = OutputSettings(json="-", markdown=None, sarif=None)
     assert write_reports(make_outcome(), settings, tmp_path) == {"json": "-"}
     validate_report(json.loads(capfdbinary.readouterr().out))
+
+
+@pytest.mark.parametrize(
+    ("settings", "needed"),
+    [
+        (OutputSettings(), True),
+        (OutputSettings(json=None, markdown="", sarif=None), False),
+        (OutputSettings(json="-", markdown=None, sarif="/abs/report.sarif"), False),
+        (OutputSettings(json="-", markdown=None, sarif=None, gitlab="gl-cq.json"), True),
+    ],
+)
+def test_the_review_directory_is_needed_only_for_a_relative_report(
+    settings: OutputSettings, needed: bool
+) -> None:
+    assert writers.needs_directory(settings) is needed
