@@ -242,11 +242,18 @@ def cmd_config(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         sys.stdout.write(yaml.safe_dump(config_as_dict(config), sort_keys=False))
         return 0
     if action == "get":
-        value = get_value(config, args.key)
-        text = ",".join(value) if isinstance(value, list) else value
-        sys.stdout.write(("" if text is None else str(text)) + "\n")
+        sys.stdout.write(config_text(get_value(config, args.key)) + "\n")
         return 0
     return _config_test(config)
+
+
+def config_text(value: Any) -> str:
+    """A value as `config get` prints it: as `config set` takes it (true, a,b, empty for null)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return ",".join(value) if isinstance(value, list) else str(value)
 
 
 def _config_test(config: Config) -> int:

@@ -139,6 +139,10 @@ def test_cli_show_redacts_and_get_reveals(
     assert capsys.readouterr().out == "sk-secret-value-123\n"
     assert main(["config", "get", "review.fail_on"]) == 0
     assert capsys.readouterr().out == "critical,high\n"
+    assert main(["config", "get", "prefect.server_reuse"]) == 0  # as `config set` takes it
+    assert capsys.readouterr().out == "true\n"
+    assert main(["config", "get", "output.gitlab"]) == 0
+    assert capsys.readouterr().out == "\n"
     assert main(["config", "path"]) == 0
     assert capsys.readouterr().out == f"{rf_home / 'config.yaml'}\n"
 
