@@ -37,6 +37,7 @@ from flows.server_process import (
 T = TypeVar("T")
 Preload = Callable[[Mapping[str, str]], object]
 DEFAULT_IDLE_MINUTES = 10.0
+_DRAIN_S = 10.0
 PREPARING_NOTE = "reviewflow: preparing the local Prefect database (first run only)\n"
 # Prefect must never phone home from this tool, and its logs stay off the terminal. Without
 # --verbose, a task run's INFO lines ("Finished in state Completed()", one per task run: its
@@ -74,6 +75,7 @@ class ApiTarget:
     def close(self) -> None:
         """Stop the server if this run started it for itself (CI, `--no-server-reuse`)."""
         if self.stop_at_end and self.home is not None and self.state is not None:
+            drain_prefect()
             with locked(self.home):
                 stop_process(self.state)
                 forget_state(self.home, self.state.instance)
@@ -84,6 +86,19 @@ class ApiTarget:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def drain_prefect() -> None:
+    """Send what this process's Prefect event and log workers still hold (the last task runs'
+    states, the flow run's last lines) before the server stops: at exit they would find it
+    stopped and print "Error logging to API"."""
+    if "prefect" not in sys.modules:
+        return
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+
+    for worker in (EventsWorker, APILogWorker):
+        worker.drain_all(timeout=_DRAIN_S)
 
 
 def ensure_api(
@@ -259,6 +274,7 @@ def stop_server(home: Path) -> ServerState | None:
     if not phome.exists():
         return None
     stop_warm(phome)
+    drain_prefect()
     with locked(phome):
         state = read_state(phome)
         if state is None:
