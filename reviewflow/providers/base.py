@@ -10,7 +10,7 @@ from typing import Generic
 from reviewflow.config import ModelSettings, Protocol
 from reviewflow.errors import ProviderError
 from reviewflow.providers import failures
-from reviewflow.providers.deadline import ClientPool, ClientT, DeadlineExceeded
+from reviewflow.providers.deadline import Abandoned, ClientPool, ClientT, DeadlineExceeded
 from reviewflow.providers.messages import ModelRequest, ModelResponse
 
 _PRINTABLE_ASCII = re.compile(r"[!-~]+")
@@ -51,6 +51,8 @@ class Provider(ABC, Generic[ClientT]):
             return self._clients.run(lambda client: self._send(client, request), self._timeout)
         except DeadlineExceeded:
             raise failures.timeout_error(name, self._model, self._timeout) from None
+        except Abandoned:
+            raise failures.abandoned_error(name, self._model) from None
         except (json.JSONDecodeError, UnicodeDecodeError):  # a 2xx body that is not JSON text
             raise failures.malformed_answer_error(name, self._model, self._endpoint) from None
         except failures.UNSENDABLE as exc:
@@ -59,7 +61,7 @@ class Provider(ABC, Generic[ClientT]):
             ) from None
 
     def close(self) -> None:
-        """Release the SDK clients' connections."""
+        """Release the SDK clients' connections; requests in flight are abandoned at once."""
         self._clients.close()
 
     @abstractmethod

@@ -79,6 +79,10 @@ class SdkError(ProviderFailure, PermanentProviderError):
     """Any other failure the SDK reported."""
 
 
+class RequestAbandonedError(ProviderFailure, PermanentProviderError):
+    """The review was cancelled (its provider closed) while the request was in flight."""
+
+
 def with_usage(error: FailureT, usage: Usage | None) -> FailureT:
     """`error`, carrying the usage the rejected answer reported."""
     error.usage = usage
@@ -162,6 +166,11 @@ def status_error(
 def timeout_error(protocol: str, model: str, timeout: float) -> ProviderTimeoutError:
     """The error for a request that exceeded the configured timeout."""
     return ProviderTimeoutError(f"{_where(protocol, model)}: no answer within {timeout:g}s")
+
+
+def abandoned_error(protocol: str, model: str) -> RequestAbandonedError:
+    """The error for a request left unanswered because the review was cancelled."""
+    return RequestAbandonedError(f"{_where(protocol, model)}: request abandoned (review cancelled)")
 
 
 def connection_error(

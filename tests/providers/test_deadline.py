@@ -7,7 +7,12 @@ import time
 
 import pytest
 
-from reviewflow.providers.deadline import ClientPool, DeadlineExceeded, run_with_deadline
+from reviewflow.providers.deadline import (
+    Abandoned,
+    ClientPool,
+    DeadlineExceeded,
+    run_with_deadline,
+)
 
 
 class FakeClient:
@@ -81,12 +86,23 @@ def test_an_abandoned_client_is_closed_and_never_reused() -> None:
     release.set()
 
 
-def test_a_client_in_use_when_the_pool_closes_is_closed_after_its_request() -> None:
+def test_closing_the_pool_abandons_the_calls_in_flight_at_once() -> None:
     clients = ClientPool(FakeClient)
+    release = threading.Event()
+    used: list[FakeClient] = []
 
-    def closes_the_pool_meanwhile(client: FakeClient) -> FakeClient:
-        clients.close()
-        assert not client.closed
-        return client
+    def hangs(client: FakeClient) -> None:
+        used.append(client)
+        release.wait(5)
 
-    assert clients.run(closes_the_pool_meanwhile, 1.0).closed
+    closing = threading.Timer(0.2, clients.close)
+    closing.start()
+    started = time.monotonic()
+    with pytest.raises(Abandoned):
+        clients.run(hangs, 30.0)  # Ctrl-C: the review does not wait for the model's answer
+    assert time.monotonic() - started < 2.0
+    assert used[0].closed
+    with pytest.raises(Abandoned):
+        clients.run(lambda client: client, 1.0)  # a closed pool sends nothing more
+    assert len(used) == 1
+    release.set()

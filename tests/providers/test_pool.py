@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import pytest
@@ -20,7 +21,7 @@ from reviewflow.providers import (
     UserMessage,
     pool_for,
 )
-from reviewflow.providers.failures import usage_of
+from reviewflow.providers.failures import RequestAbandonedError, usage_of
 from reviewflow.providers.pool import PoolClosedError
 from tests.wire_server import TEST_KEY, Delay, Empty, HttpError, Text, WireServer, WireUsage
 
@@ -73,6 +74,25 @@ def test_a_closed_pool_fails_loudly_in_its_own_process(wire: WireServer) -> None
     with pytest.raises(PoolClosedError):
         pool.complete(REQUEST)
     assert wire.requests() == []
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic", "gemini"])
+def test_closing_the_pool_abandons_its_requests_in_flight_at_once(
+    wire: WireServer, protocol: str
+) -> None:
+    wire.script(protocol, [Delay(30)])
+    pool = ProviderPool(wire.settings(protocol), 1)
+    with ThreadPoolExecutor(max_workers=1) as threads:
+        pending = threads.submit(pool.complete, REQUEST)
+        while not wire.requests():
+            time.sleep(0.01)
+        started = time.monotonic()
+        pool.close()  # Ctrl-C
+        with pytest.raises(RequestAbandonedError, match="request abandoned") as caught:
+            pending.result(timeout=5)
+    assert time.monotonic() - started < 2.0
+    assert not isinstance(caught.value, TransientProviderError)  # llm_request never retries it
+    assert pool.meter.totals().requests == 1
 
 
 def test_a_process_without_the_pool_builds_its_own_from_its_environment(
