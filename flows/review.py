@@ -24,7 +24,13 @@ from prefect.settings import (
 from pydantic import BaseModel, ConfigDict
 
 from flows.runners import submitted, task_runner_for, threads
-from flows.stages import CANCELLED, ModelStages, finished_result, run_model_stages
+from flows.stages import (
+    CANCELLED,
+    ModelStages,
+    finished_result,
+    run_model_stages,
+    unrecorded_requests,
+)
 from reviewflow.config import Config, TaskRunner
 from reviewflow.findings.finalize import Finalized, gate
 from reviewflow.findings.localize import Localized
@@ -88,7 +94,7 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
         on_file_done=_progress_callback(handle),
     )
     finalized = finalize_findings(as_is(stages.files), as_is(config.review))
-    localized = _localize(stages, finalized, config, handle)
+    localized, unrecorded = _localize(stages, finalized, config, handle)
     cancelled = stages.cancelled or CANCELLED in localized.warnings
     complete = stages.complete and finalized.complete and localized.complete
     records = stages.records + localized.records
@@ -108,7 +114,7 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
         dropped=tuple(finalized.dropped),
         warnings=(*scope.warnings, *stages.warnings, *finalized.warnings, *localized.warnings),
         errors=_errors(records),
-        usage=_usage(records),
+        usage=_usage(records, stages.unrecorded_requests + unrecorded),
         duration_ms=int((datetime.now(UTC) - started).total_seconds() * 1000),
         process=records,
     )
@@ -118,17 +124,21 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
 
 def _localize(
     stages: ModelStages, finalized: Finalized, config: Config, handle: ProviderHandle
-) -> Localized:
-    """The findings in the output language (none asked for after Ctrl-C: no new requests)."""
+) -> tuple[Localized, int]:
+    """The findings in the output language (none asked for after Ctrl-C: no new requests),
+    and the requests sent that no record holds (after Ctrl-C here)."""
     if stages.cancelled:
-        return Localized(findings=finalized.findings)
+        return Localized(findings=finalized.findings), 0
     task = localize_findings.with_options(**stages.options)
     wrap, language = submitted(config), config.output.language
     try:
-        return finished_result(task.submit(wrap(list(finalized.findings)), language, wrap(handle)))
-    except KeyboardInterrupt:  # keep the findings as they are; the request in flight fails
-        pool_for(handle).close()
-        return Localized(findings=finalized.findings, complete=False, warnings=(CANCELLED,))
+        submitted_task = task.submit(wrap(list(finalized.findings)), language, wrap(handle))
+        return finished_result(submitted_task), 0
+    except KeyboardInterrupt:  # keep the findings as they are; the request in flight is abandoned
+        pool = pool_for(handle)
+        pool.close()
+        cancelled = Localized(findings=finalized.findings, complete=False, warnings=(CANCELLED,))
+        return cancelled, unrecorded_requests(pool, stages.records)
 
 
 def _progress_callback(handle: ProviderHandle) -> Callable[[str], None]:
@@ -145,9 +155,9 @@ def _errors(records: tuple[RequestRecord, ...]) -> tuple[ReviewWarning, ...]:
     )
 
 
-def _usage(records: tuple[RequestRecord, ...]) -> UsageTotals:
+def _usage(records: tuple[RequestRecord, ...], unrecorded: int) -> UsageTotals:
     usage, requests = total_usage(records)
-    return UsageTotals(**usage.model_dump(), requests=requests)
+    return UsageTotals(**usage.model_dump(), requests=requests + unrecorded)
 
 
 def review_flow(config: Config) -> Flow[[ReviewRequest, Config, ProviderHandle], ReviewRun]:

@@ -15,7 +15,7 @@ from flows.runners import submitted
 from reviewflow.config import Config
 from reviewflow.findings.models import FileFindings
 from reviewflow.models import ReviewWarning
-from reviewflow.providers.pool import ProviderHandle, pool_for
+from reviewflow.providers.pool import ProviderHandle, ProviderPool, pool_for
 from reviewflow.review.jobs import FileJob
 from reviewflow.review.reader import Snapshot
 from reviewflow.review.records import (
@@ -24,6 +24,7 @@ from reviewflow.review.records import (
     RequestRecord,
     StageResult,
     mark_reused,
+    total_usage,
 )
 from reviewflow.select.reviewed import ReviewedFiles
 from tasks.caching import stage_options
@@ -45,6 +46,7 @@ class ModelStages:
     tool_calls: int
     options: dict[str, Any]
     cancelled: bool = False  # Ctrl-C: what finished before it is kept
+    unrecorded_requests: int = 0  # Ctrl-C: requests sent by stages that never finished
 
 
 CANCELLED = ReviewWarning(
@@ -90,13 +92,24 @@ def run_model_stages(
         for job in jobs:
             chains.start(job)
         chains.run()
-    except KeyboardInterrupt:  # keep what is done; requests still in flight fail at once
-        pool_for(handle).close()
+    except KeyboardInterrupt:  # keep what is done; requests still in flight are abandoned
+        pool = pool_for(handle)
+        pool.close()
         stages = _summarize(chains.plans, chains.chunks, chains.files, options)
         return replace(
-            stages, complete=False, cancelled=True, warnings=(*stages.warnings, CANCELLED)
+            stages,
+            complete=False,
+            cancelled=True,
+            unrecorded_requests=unrecorded_requests(pool, stages.records),
+            warnings=(*stages.warnings, CANCELLED),
         )
     return _summarize(chains.plans, chains.chunks, chains.files, options)
+
+
+def unrecorded_requests(pool: ProviderPool, records: Sequence[RequestRecord]) -> int:
+    """After Ctrl-C: the requests this process's pool sent that no record holds (their stage
+    never finished, or they were abandoned in flight). They count in the review's usage."""
+    return max(0, pool.meter.totals().requests - total_usage(records)[1])
 
 
 class _Chains:

@@ -135,3 +135,5 @@ def test_ctrl_c_keeps_finished_files_and_exits_130(
     assert (report["status"], report["exit_code"]) == ("incomplete", 130)
     assert [f["path"] for f in report["findings"]] == [FAST]  # the finished file is kept
     assert "cancelled" in [w["code"] for w in report["warnings"]]
+    # Every request sent counts, the one abandoned in flight too (a provider may bill it).
+    assert report["usage"]["requests"] == len(wire.requests())
