@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewflow.config import OutputSettings
+from reviewflow.errors import OutputError
 from reviewflow.fsutil import write_output
 from reviewflow.report.gitlab import build_code_quality
 from reviewflow.report.location import output_path
@@ -49,8 +50,22 @@ def needs_directory(output: OutputSettings) -> bool:
 def write_reports(
     outcome: ReviewOutcome, output: OutputSettings, directory: Path
 ) -> dict[str, str]:
-    """Write every report that is turned on (through `write_output`); kind -> path written."""
+    """Write every report that is turned on (through `write_output`); kind -> path written.
+
+    One that cannot be written does not stop the others (the review is paid for): they are
+    written, then an OutputError names the first failure and the reports that were written.
+    """
     targets = report_targets(output, directory)
+    failed: dict[str, str] = {}
     for kind, target in targets.items():
-        write_output(target, RENDERERS[kind](outcome))
+        try:
+            write_output(target, RENDERERS[kind](outcome))
+        except OutputError as exc:
+            failed[kind] = str(exc)
+    if failed:
+        first, *others = failed.values()
+        written = [target for kind, target in targets.items() if kind not in failed]
+        more = f" (and {len(others)} more)" if others else ""
+        kept = f"; written: {', '.join(written)}" if written else ""
+        raise OutputError(f"{first}{more}{kept}")
     return targets

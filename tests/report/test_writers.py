@@ -11,6 +11,7 @@ import jsonschema
 import pytest
 
 from reviewflow.config import OutputSettings
+from reviewflow.errors import OutputError
 from reviewflow.report import writers
 from reviewflow.report.writers import write_reports
 from tests.report.samples import make_outcome, sarif_schema, validate_report
@@ -75,3 +76,17 @@ def test_the_review_directory_is_needed_only_for_a_relative_report(
     settings: OutputSettings, needed: bool
 ) -> None:
     assert writers.needs_directory(settings) is needed
+
+
+def test_a_report_that_cannot_be_written_does_not_stop_the_others(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    settings = OutputSettings(json=str(blocker / "report.json"))  # its parent is a file
+    with pytest.raises(OutputError) as caught:
+        write_reports(make_outcome(), settings, tmp_path / "dir")
+    message = str(caught.value)
+    assert message.startswith(f"cannot write {blocker / 'report.json'}: ")
+    assert "\n" not in message
+    for name in ("review-report.md", "review-report.sarif"):  # the paid review is kept
+        assert (tmp_path / "dir" / name).is_file()
+        assert str(tmp_path / "dir" / name) in message
