@@ -24,18 +24,12 @@ from prefect.settings import (
 from pydantic import BaseModel, ConfigDict
 
 from flows.runners import submitted, task_runner_for, threads
-from flows.stages import (
-    CANCELLED,
-    ModelStages,
-    finished_result,
-    run_model_stages,
-    unrecorded_requests,
-)
+from flows.stages import CANCELLED, ModelStages, abandon, finished_result, run_model_stages
 from reviewflow.config import Config, TaskRunner
 from reviewflow.findings.finalize import Finalized, gate
 from reviewflow.findings.localize import Localized
 from reviewflow.models import ReviewWarning
-from reviewflow.providers.pool import ProviderHandle, ProviderPool, UsageTotals, pool_for
+from reviewflow.providers.pool import ProviderHandle, ProviderPool, UsageTotals
 from reviewflow.report.assemble import excluded_files, review_metadata, reviewed_files
 from reviewflow.report.console import make_console, print_console
 from reviewflow.report.location import review_id
@@ -135,10 +129,8 @@ def _localize(
         submitted_task = task.submit(wrap(list(finalized.findings)), language, wrap(handle))
         return finished_result(submitted_task), 0
     except KeyboardInterrupt:  # keep the findings as they are; the request in flight is abandoned
-        pool = pool_for(handle)
-        pool.close()
         cancelled = Localized(findings=finalized.findings, complete=False, warnings=(CANCELLED,))
-        return cancelled, unrecorded_requests(pool, stages.records)
+        return cancelled, abandon(handle, stages.records)
 
 
 def _progress_callback(handle: ProviderHandle) -> Callable[[str], None]:

@@ -210,7 +210,7 @@ def server_env(env: Mapping[str, str], home: Path, url: str) -> dict[str, str]:
         **_RECORDER,
         **_UNUSED_SERVICES,
     )
-    if (home / "prefect.db").exists():  # not its first start
+    if (home / DATABASE_FILE).exists():  # not its first start
         out.update(_BLOCKS_REGISTERED)
     return out
 

@@ -15,7 +15,7 @@ from flows.runners import submitted
 from reviewflow.config import Config
 from reviewflow.findings.models import FileFindings
 from reviewflow.models import ReviewWarning
-from reviewflow.providers.pool import ProviderHandle, ProviderPool, pool_for
+from reviewflow.providers.pool import ProviderHandle, pool_for
 from reviewflow.review.jobs import FileJob
 from reviewflow.review.reader import Snapshot
 from reviewflow.review.records import (
@@ -93,22 +93,23 @@ def run_model_stages(
             chains.start(job)
         chains.run()
     except KeyboardInterrupt:  # keep what is done; requests still in flight are abandoned
-        pool = pool_for(handle)
-        pool.close()
         stages = _summarize(chains.plans, chains.chunks, chains.files, options)
         return replace(
             stages,
             complete=False,
             cancelled=True,
-            unrecorded_requests=unrecorded_requests(pool, stages.records),
+            unrecorded_requests=abandon(handle, stages.records),
             warnings=(*stages.warnings, CANCELLED),
         )
     return _summarize(chains.plans, chains.chunks, chains.files, options)
 
 
-def unrecorded_requests(pool: ProviderPool, records: Sequence[RequestRecord]) -> int:
-    """After Ctrl-C: the requests this process's pool sent that no record holds (their stage
-    never finished, or they were abandoned in flight). They count in the review's usage."""
+def abandon(handle: ProviderHandle, records: Sequence[RequestRecord]) -> int:
+    """Ctrl-C: close the review's provider pool, so its requests in flight are abandoned at
+    once; returns the requests it sent that no record holds (their stage never finished, or
+    they were abandoned in flight). They count in the review's usage."""
+    pool = pool_for(handle)
+    pool.close()
     return max(0, pool.meter.totals().requests - total_usage(records)[1])
 
 
