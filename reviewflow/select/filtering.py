@@ -23,6 +23,7 @@ class ExcludeReason(StrEnum):
     UNSUPPORTED_EXT = "unsupported_ext"
     DEFAULT_PATH = "default_path"
     TOO_LARGE = "too_large"
+    NO_ADDED_LINES = "no_added_lines"
 
 
 SUPPORTED_EXTENSIONS = frozenset(
@@ -108,7 +109,8 @@ def select_files(
     worktree: Path | None = None,
     max_file_bytes: int | None = None,
 ) -> Selection:
-    """Apply the filter in 000 §6 order, then the size limit (None: no limit, for a path probe).
+    """Apply the filter in 000 §6 order, then the size limit and the added-lines check (both
+    skipped with `max_file_bytes` None: a path probe, which has no content).
 
     `worktree` also rejects paths escaping through symlinks.
     """
@@ -118,6 +120,8 @@ def select_files(
         reason, detail, included_by = _classify(diff, rules, worktree)
         if reason is None and max_file_bytes is not None:
             reason, detail = _size_check(diff, max_file_bytes)
+        if reason is None and max_file_bytes is not None and not diff.added:
+            reason, detail = ExcludeReason.NO_ADDED_LINES, _nothing_added(diff)
         if reason is None:
             kept.append(SelectedFile(diff, rules.resolve(diff.path), included_by))
         else:
@@ -157,6 +161,20 @@ def _size_check(diff: FileDiff, limit: int) -> tuple[ExcludeReason | None, str |
     if size > limit:
         return ExcludeReason.TOO_LARGE, f"{_size(size)} of diff text, {_limit(limit)}"
     return None, None
+
+
+def _nothing_added(diff: FileDiff) -> str:
+    """What a change that adds no line did: a finding is only ever placed on an added line,
+    so reviewing it would cost requests and could report nothing."""
+    if diff.hunks:
+        return "only lines removed"
+    if diff.status in (FileStatus.RENAMED, FileStatus.COPIED):
+        return f"{diff.status.value} from {diff.old_path}, content unchanged"
+    if diff.status is FileStatus.ADDED:
+        return "empty file"
+    if diff.mode_only:
+        return f"mode {diff.old_mode} -> {diff.new_mode} only"
+    return "no content change"
 
 
 def diff_text_bytes(diff: FileDiff, limit: int) -> int:

@@ -148,3 +148,49 @@ def test_files_a_system_rule_names_are_reviewed(repo: GitRepo, path: str) -> Non
     selection = select_files([FileDiff(path, path, FileStatus.MODIFIED)], rules)
     assert [s.file.path for s in selection.kept] == [path]
     assert selection.kept[0].rule.name != "general"
+
+
+def test_a_file_that_adds_no_line_is_not_reviewed(repo: GitRepo, tmp_path: Path) -> None:
+    """A finding is only ever placed on an added line: a pure rename, a mode change, an empty
+    file or removed lines alone would cost requests and could report nothing."""
+    repo.write("old_name.py", "x = 1\n")
+    repo.write("tool.sh", "echo hi\n")
+    repo.write("shrink.py", "a = 1\nb = 2\n")
+    repo.write("grow.py", "a = 1\n")
+    repo.write("tests/moved.py", "y = 1\n")
+    repo.commit("base")
+    repo.git("mv", "old_name.py", "new_name.py")
+    repo.git("mv", "tests/moved.py", "tests/elsewhere.py")
+    (repo.root / "tool.sh").chmod(0o755)
+    repo.write("shrink.py", "a = 1\n")
+    repo.write("grow.py", "a = 1\nb = 2\n")
+    repo.write("empty.py", "")
+    repo.write(".reviewflow/rules.json", json.dumps({"include": ["tests/**"]}))
+    repo.commit("no added lines")
+    out = tmp_path / "p.json"
+    flags = ["--commit", "HEAD", "--trusted-ref", "HEAD"]
+    assert main(["review", "--preview", "--repo", str(repo.root), "--json", str(out), *flags]) == 0
+    doc = json.loads(out.read_text())
+    assert [f["path"] for f in doc["files"]] == ["grow.py"]
+    found = {e["path"]: (e["reason"], e["detail"]) for e in doc["excluded_files"]}
+    assert found == {
+        "new_name.py": ("no_added_lines", "renamed from old_name.py, content unchanged"),
+        "tests/elsewhere.py": ("no_added_lines", "renamed from tests/moved.py, content unchanged"),
+        "tool.sh": ("no_added_lines", "mode 100644 -> 100755 only"),
+        "shrink.py": ("no_added_lines", "only lines removed"),
+        "empty.py": ("no_added_lines", "empty file"),
+        ".reviewflow/rules.json": ("unsupported_ext", None),
+    }
+
+
+def test_an_empty_untracked_file_is_not_reviewed(repo: GitRepo, tmp_path: Path) -> None:
+    repo.write("a.py", "x = 1\n")
+    repo.commit("base")
+    repo.write("blank.py", "")
+    out = tmp_path / "p.json"
+    assert main(["review", "--preview", "--repo", str(repo.root), "--json", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["files"] == []
+    assert doc["excluded_files"] == [
+        {"path": "blank.py", "reason": "no_added_lines", "detail": "empty file"}
+    ]
