@@ -18,6 +18,7 @@ from reviewflow.findings.models import Finding
 from reviewflow.models import ReviewWarning, Severity
 from reviewflow.report.outcome import SEVERITY_ORDER, ReviewOutcome, finding_location
 from reviewflow.report.textsafe import for_terminal
+from reviewflow.report.wording import counted
 
 STYLES = {
     Severity.CRITICAL: "bold white on red",
@@ -62,8 +63,9 @@ def _header(outcome: ReviewOutcome) -> list[Text]:
         _line(("Review ", "bold"), outcome.review_id, ": ", (status, _status_style(outcome))),
         _line(f"  {meta.mode} change in {meta.repository}", f" ({shas})" if shas else ""),
         _line(
-            f"  {len(outcome.files)} of {outcome.files_changed} files reviewed, "
-            f"{len(outcome.findings)} findings ({summary}), {len(outcome.dropped)} dropped"
+            f"  {len(outcome.files)} of {counted(outcome.files_changed, 'file')} reviewed, "
+            f"{counted(len(outcome.findings), 'finding')} ({summary}), "
+            f"{len(outcome.dropped)} dropped"
         ),
     ]
 
@@ -111,11 +113,11 @@ def _usage_line(outcome: ReviewOutcome) -> Text:
     usage = outcome.usage
     reused = sum(1 for record in outcome.process if record.reused)
     return _line(
-        f"Usage: {usage.requests} requests, {usage.prompt_tokens} prompt + "
+        f"Usage: {counted(usage.requests, 'request')}, {usage.prompt_tokens} prompt + "
         f"{usage.completion_tokens} completion = {usage.total_tokens} tokens "
         f"(cache read {usage.cache_read_tokens}, write {usage.cache_write_tokens}), "
         f"{outcome.duration_ms / 1000:.1f} s"
-        + (f"; {reused} answers reused from earlier runs" if reused else "")
+        + (f"; {counted(reused, 'answer')} reused from earlier runs" if reused else "")
     )
 
 

@@ -15,6 +15,7 @@ from reviewflow.models import ReviewWarning
 from reviewflow.prompts import render
 from reviewflow.report.mdsafe import md_code, md_inline, md_text
 from reviewflow.report.outcome import SEVERITY_ORDER, ReviewOutcome, finding_location
+from reviewflow.report.wording import counted
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -65,9 +66,13 @@ def _summary_view(outcome: ReviewOutcome) -> dict[str, Any]:
         "files_changed": outcome.files_changed,
         "files_reviewed": len(outcome.files),
         "files_excluded": len(outcome.excluded),
-        "chunks": outcome.chunks,
-        "requests": outcome.usage.requests,
-        "tool_calls": outcome.tool_calls,
+        "work": ", ".join(
+            (
+                counted(outcome.chunks, "chunk"),
+                counted(outcome.usage.requests, "model request"),
+                counted(outcome.tool_calls, "tool call"),
+            )
+        ),
         "dropped_count": len(outcome.dropped),
         "errors": [_problem_view(e) for e in outcome.errors],
     }

@@ -18,6 +18,7 @@ from rich.text import Text
 from reviewflow.providers.messages import Usage
 from reviewflow.report.console import make_console
 from reviewflow.report.textsafe import for_terminal
+from reviewflow.report.wording import counted
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +112,8 @@ class ProgressDisplay:
     def _render(self) -> Text:
         s = self._state
         text = Text()
-        text.append(f"Reviewing: {s.files_done}/{s.files_total} files", style="bold")
-        text.append(f"  {s.requests} requests  {s.tokens:,} tokens")
+        text.append(f"Reviewing: {s.files_done}/{counted(s.files_total, 'file')}", style="bold")
+        text.append(f"  {counted(s.requests, 'request')}  {s.tokens:,} tokens")
         if s.current:
             more = f" (+{len(s.current) - 1})" if len(s.current) > 1 else ""
             text.append(f"  {for_terminal(s.current[-1])}{more}", style="dim")

@@ -9,6 +9,7 @@ import pytest
 
 from reviewflow.config import ConsoleMode
 from reviewflow.models import Severity
+from reviewflow.providers.pool import UsageTotals
 from reviewflow.report.console import make_console, print_console
 from reviewflow.report.outcome import ReviewOutcome
 from tests.report.samples import (
@@ -109,3 +110,16 @@ def test_incomplete_and_empty() -> None:
     assert "  [filter_failed] review filter answered twice without JSON" in text
     empty = printed(empty_outcome(), ConsoleMode.DETAILED)
     assert "0 of 0 files reviewed, 0 findings" in empty
+
+
+def test_counts_of_one_are_singular() -> None:
+    one = make_outcome(
+        files_changed=1,
+        files=make_outcome().files[:1],
+        findings=(finding(0, Severity.HIGH),),
+        usage=UsageTotals(requests=1),
+        process=(make_outcome().process[0].model_copy(update={"reused": True}),),
+    )
+    text = printed(one, ConsoleMode.SUMMARY)
+    assert "  1 of 1 file reviewed, 1 finding (0 critical, 1 high, 0 medium, 0 low)" in text
+    assert "Usage: 1 request, " in text and "; 1 answer reused from earlier runs" in text
