@@ -101,6 +101,7 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
         ),
         files_changed=len(change.files),
         files=reviewed_files(scope.selection),
+        incomplete_files=stages.incomplete_files,
         excluded=excluded_files(scope.selection),
         chunks=stages.chunks,
         tool_calls=stages.tool_calls,

@@ -47,6 +47,7 @@ class ModelStages:
     options: dict[str, Any]
     cancelled: bool = False  # Ctrl-C: what finished before it is kept
     unrecorded_requests: int = 0  # Ctrl-C: requests sent by stages that never finished
+    incomplete_files: tuple[str, ...] = ()  # a plan, chunk, relocation or filter of theirs
 
 
 CANCELLED = ReviewWarning(
@@ -205,4 +206,7 @@ def _summarize(
         chunks=len(chunks),
         tool_calls=sum(chunk.tool_calls for chunk in chunks),
         options=options,
+        incomplete_files=tuple(
+            sorted({r.path for r in [*engine, *files] if not r.complete and r.path is not None})
+        ),
     )

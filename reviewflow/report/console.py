@@ -63,11 +63,17 @@ def _header(outcome: ReviewOutcome) -> list[Text]:
         _line(("Review ", "bold"), outcome.review_id, ": ", (status, _status_style(outcome))),
         _line(f"  {meta.mode} change in {meta.repository}", f" ({shas})" if shas else ""),
         _line(
-            f"  {len(outcome.files)} of {counted(outcome.files_changed, 'file')} reviewed, "
+            f"  {len(outcome.files)} of {counted(outcome.files_changed, 'file')} reviewed"
+            f"{_incomplete(outcome)}, "
             f"{counted(len(outcome.findings), 'finding')} ({summary}), "
             f"{len(outcome.dropped)} dropped"
         ),
     ]
+
+
+def _incomplete(outcome: ReviewOutcome) -> str:
+    count = len(outcome.incomplete_files)
+    return f" ({count} incomplete)" if count else ""
 
 
 def _status_style(outcome: ReviewOutcome) -> str:

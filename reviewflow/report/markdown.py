@@ -65,6 +65,7 @@ def _summary_view(outcome: ReviewOutcome) -> dict[str, Any]:
         "total": len(outcome.findings),
         "files_changed": outcome.files_changed,
         "files_reviewed": len(outcome.files),
+        "files_incomplete": len(outcome.incomplete_files),
         "files_excluded": len(outcome.excluded),
         "work": ", ".join(
             (

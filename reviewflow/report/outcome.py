@@ -80,6 +80,7 @@ class ReviewOutcome(_Record):
     metadata: ReviewMetadata
     files_changed: int
     files: tuple[ReviewedFile, ...] = ()
+    incomplete_files: tuple[str, ...] = ()  # reviewed, but a model stage of theirs did not finish
     excluded: tuple[ExcludedFile, ...] = ()
     chunks: int = 0
     tool_calls: int = 0

@@ -168,7 +168,10 @@ def test_second_identical_review_makes_no_request(
 
 
 def test_failing_provider_is_incomplete_and_retried_next_time(
-    repo: GitRepo, wire: WireServer, monkeypatch: pytest.MonkeyPatch
+    repo: GitRepo,
+    wire: WireServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     reviewer = ScriptedReviewer({"app/settings.py": [SPLIT]}, fail_paths={"app/settings.py": 401})
     wire.respond("anthropic", reviewer)
@@ -180,10 +183,12 @@ def test_failing_provider_is_incomplete_and_retried_next_time(
     assert [e["code"] for e in report["errors"]] == ["main_request_failed"]
     assert report["usage"]["requests"] == 1  # a 401 is not retried
     assert TEST_KEY not in json.dumps(report)
+    assert "  1 of 1 file reviewed (1 incomplete), 0 findings" in capsys.readouterr().out
 
     reviewer.fail_paths.clear()
     code, report = _review(monkeypatch, wire, "anthropic", repo)
     assert code == 1 and report["status"] == "complete"  # the failed chunk was not reused
+    assert "  1 of 1 file reviewed, 1 finding" in capsys.readouterr().out
 
 
 def test_transient_error_is_retried_and_both_attempts_counted(

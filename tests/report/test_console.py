@@ -105,8 +105,10 @@ def test_rich_markup_in_text_is_printed_as_is() -> None:
 
 
 def test_incomplete_and_empty() -> None:
-    text = printed(incomplete_outcome(), ConsoleMode.SUMMARY)
+    outcome = incomplete_outcome().model_copy(update={"incomplete_files": ("src/app.py",)})
+    text = printed(outcome, ConsoleMode.SUMMARY)
     assert "incomplete, exit code 2" in text.splitlines()[0]
+    assert "  3 of 5 files reviewed (1 incomplete), 8 findings" in text
     assert "  [filter_failed] review filter answered twice without JSON" in text
     empty = printed(empty_outcome(), ConsoleMode.DETAILED)
     assert "0 of 0 files reviewed, 0 findings" in empty
