@@ -87,13 +87,19 @@ def gate_reason(outcome: ReviewOutcome, fail_on: Sequence[Severity]) -> str:
     return f"gate failed: {len(fail)} finding(s), {shown}{more}"
 
 
+def run_reason(run: ReviewRun, fail_on: Sequence[Severity]) -> str:
+    """Why a deployed review does not pass: its gate, and a report it could not write."""
+    problem = run.report_error and f"report not written: {run.report_error}"
+    return "; ".join(reason for reason in (gate_reason(run.outcome, fail_on), problem) if reason)
+
+
 def run_summary(run: ReviewRun) -> dict[str, Any]:
     """What a deployed run returns: small, JSON, no secret."""
     outcome = run.outcome
     return {
         "review_id": outcome.review_id,
         "status": outcome.status,
-        "exit_code": outcome.exit_code,
+        "exit_code": run.exit_code,
         "findings": len(outcome.findings),
         "reports": dict(run.written),
     }
@@ -130,7 +136,7 @@ def ci_review(
     )
     run = review_here(request, config)
     summary = run_summary(run)
-    reason = gate_reason(run.outcome, config.review.fail_on)
+    reason = run_reason(run, config.review.fail_on)
     if reason:
         get_run_logger().error(reason)
         return Failed(message=reason, data=summary)

@@ -21,7 +21,7 @@ from prefect.states import Completed, Failed, State
 from prefect.variables import Variable
 from pydantic import BaseModel, ConfigDict
 
-from flows.deployed import DEPLOYMENT_CI, deployed_config, gate_reason, review_here
+from flows.deployed import DEPLOYMENT_CI, deployed_config, review_here, run_reason
 from reviewflow.ci import ci_variables
 from reviewflow.config import Config, home_dir
 from reviewflow.errors import ConfigError, ReviewError
@@ -104,17 +104,18 @@ def review_branch(
             reason=reason,
         )
     outcome = run.outcome
-    if outcome.status == "complete":
+    reviewed = outcome.status == "complete" and not run.report_error
+    if reviewed:  # else the next night tries again (its answers are cached)
         mark_reviewed(repository, branch, head)
     return BranchReview(
         branch=branch,
         head=head,
         since=since,
-        status="reviewed" if outcome.status == "complete" else "failed",
-        exit_code=outcome.exit_code,
+        status="reviewed" if reviewed else "failed",
+        exit_code=run.exit_code,
         findings=len(outcome.findings),
         review_id=outcome.review_id,
-        reason=gate_reason(outcome, config.review.fail_on),
+        reason=run_reason(run, config.review.fail_on),
     )
 
 

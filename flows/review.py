@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from flows.runners import submitted, task_runner_for, threads
 from flows.stages import CANCELLED, ModelStages, abandon, finished_result, run_model_stages
 from reviewflow.config import Config, TaskRunner
+from reviewflow.errors import OutputError
 from reviewflow.findings.finalize import Finalized, gate
 from reviewflow.findings.localize import Localized
 from reviewflow.models import ReviewWarning
@@ -54,12 +55,19 @@ _PROGRESS: dict[str, ProgressDisplay] = {}
 
 
 class ReviewRun(BaseModel):
-    """What the flow returns: the outcome and where each report file went."""
+    """What the flow returns: the outcome, where each report file went, and why a report could
+    not be written (the console report is printed all the same, then the CLI exits 2)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     outcome: ReviewOutcome
     written: dict[str, str]
+    report_error: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """The outcome's exit code, or 2 when a report could not be written."""
+        return 2 if self.report_error else self.outcome.exit_code
 
 
 def public_config(config: Config) -> Config:
@@ -113,8 +121,10 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
         duration_ms=int((datetime.now(UTC) - started).total_seconds() * 1000),
         process=records,
     )
-    final, written = write_review_reports(as_is(outcome), as_is(config.output), request.home)
-    return ReviewRun(outcome=final, written=written)
+    final, written, failure = write_review_reports(
+        as_is(outcome), as_is(config.output), request.home
+    )
+    return ReviewRun(outcome=final, written=written, report_error=failure)
 
 
 def _localize(
@@ -199,4 +209,6 @@ def run_review(request: ReviewRequest, config: Config, scope: Scope, env: Mappin
         raise result
     run = ReviewRun.model_validate(result)
     print_console(run.outcome, config.output.console, make_console(sys.stdout, env), run.written)
-    return run.outcome.exit_code
+    if run.report_error:
+        raise OutputError(run.report_error)
+    return run.exit_code

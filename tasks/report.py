@@ -18,11 +18,12 @@ from reviewflow.report.writers import needs_directory, write_reports
 @task(name="report", cache_policy=NO_CACHE, retries=0)  # writes files: never cached or retried
 def write_review_reports(
     outcome: ReviewOutcome, output: OutputSettings, home: str
-) -> tuple[ReviewOutcome, dict[str, str]]:
+) -> tuple[ReviewOutcome, dict[str, str], str | None]:
     """Name the review, write its report files (0600) and publish its artifacts.
 
     `outcome.review_id` is the wanted ID; `-2`, `-3` is added when another review has it.
-    Returns the outcome with its final review ID, and each written report's path by kind.
+    Returns the outcome with its final review ID, each written report's path by kind, and
+    why a report could not be written (the others and the artifacts are, all the same).
     """
     directory, review_id = review_dir(
         Path(home),
@@ -32,7 +33,7 @@ def write_review_reports(
         create=needs_directory(output),  # no empty directory when every report is off or elsewhere
     )
     outcome = outcome.model_copy(update={"review_id": review_id})
-    written = write_reports(outcome, output, directory)
+    written, failure = write_reports(outcome, output, directory)
     repository, mode = outcome.metadata.repository, outcome.metadata.mode
     create_markdown_artifact(
         key=artifact_key(repository, mode),
@@ -44,4 +45,4 @@ def write_review_reports(
         table=findings_table(outcome) or [{"severity": "", "location": "", "title": "no findings"}],
         description="reviewflow findings",
     )
-    return outcome, written
+    return outcome, written, failure

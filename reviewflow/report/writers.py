@@ -49,11 +49,12 @@ def needs_directory(output: OutputSettings) -> bool:
 
 def write_reports(
     outcome: ReviewOutcome, output: OutputSettings, directory: Path
-) -> dict[str, str]:
-    """Write every report that is turned on (through `write_output`); kind -> path written.
+) -> tuple[dict[str, str], str | None]:
+    """Write every report that is turned on (through `write_output`): kind -> path written,
+    and why one could not be written (None when all were).
 
-    One that cannot be written does not stop the others (the review is paid for): they are
-    written, then an OutputError names the first failure and the reports that were written.
+    One that cannot be written does not stop the others (the review is paid for): the reason
+    names the first failure and the reports that were written.
     """
     targets = report_targets(output, directory)
     failed: dict[str, str] = {}
@@ -62,10 +63,10 @@ def write_reports(
             write_output(target, RENDERERS[kind](outcome))
         except OutputError as exc:
             failed[kind] = str(exc)
-    if failed:
-        first, *others = failed.values()
-        written = [target for kind, target in targets.items() if kind not in failed]
-        more = f" (and {len(others)} more)" if others else ""
-        kept = f"; written: {', '.join(written)}" if written else ""
-        raise OutputError(f"{first}{more}{kept}")
-    return targets
+    written = {kind: target for kind, target in targets.items() if kind not in failed}
+    if not failed:
+        return written, None
+    first, *others = failed.values()
+    more = f" (and {len(others)} more)" if others else ""
+    kept = f"; written: {', '.join(written.values())}" if written else ""
+    return written, f"{first}{more}{kept}"

@@ -86,3 +86,19 @@ def test_key_from_a_secret_block(
     assert {r.credential for r in wire.requests()} == {"sk-from-block-123"}
     with pytest.raises(ConfigError, match="existing Prefect Secret block"):
         deployed_config({"model": {"api_key_block": "no-such-block"}}, {})
+
+
+def test_a_report_that_cannot_be_written_fails_the_run_with_the_reason(
+    tmp_path: Path, wire: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_model(monkeypatch, wire)
+    repo, _ = origin(tmp_path)
+    repo.write("app/settings.py", RISKY)
+    head = repo.commit("read settings")
+    wire.respond("openai", ScriptedReviewer({"app/settings.py": []}))
+    output = {"report_dir": str(tmp_path / "reports"), "markdown": "review-report.json/x.md"}
+    state = ci_review(str(repo.root), commit=head, overrides={"output": output}, return_state=True)
+    assert state.is_failed()
+    assert state.message.startswith("report not written: cannot write ")
+    assert state.result(raise_on_failure=False)["exit_code"] == 2
+    assert (tmp_path / "reports" / "review-report.sarif").is_file()  # the others are written

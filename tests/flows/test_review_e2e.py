@@ -191,6 +191,29 @@ def test_failing_provider_is_incomplete_and_retried_next_time(
     assert "  1 of 1 file reviewed, 1 finding" in capsys.readouterr().out
 
 
+def test_a_report_that_fails_at_the_end_still_prints_the_console_report(
+    repo: GitRepo,
+    wire: WireServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    wire.respond("openai", ScriptedReviewer({"app/settings.py": [SPLIT]}))
+    _repo(repo.root)
+    # The JSON report is written first; the Markdown one then finds a file where its directory
+    # should be: a failure the early check of the paths cannot see.
+    flags = ("--markdown", "review-report.json/x.md")
+    code, report = _review(monkeypatch, wire, "openai", repo, *flags)
+
+    assert code == 2 and report["exit_code"] == 1  # the review itself passed its stages
+    out, err = capsys.readouterr()
+    assert "  1 of 1 file reviewed, 1 finding" in out  # the paid review is shown
+    [line] = err.strip().splitlines()
+    assert "cannot write" in line and "review-report.json/x.md" in line
+    reports = repo.root.parent / "out"
+    kept = ("review-report.json", "report.sarif", "code-quality.json")
+    assert line.endswith("; written: " + ", ".join(str(reports / name) for name in kept))
+
+
 def test_transient_error_is_retried_and_both_attempts_counted(
     repo: GitRepo, wire: WireServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

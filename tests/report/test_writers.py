@@ -11,14 +11,14 @@ import jsonschema
 import pytest
 
 from reviewflow.config import OutputSettings
-from reviewflow.errors import OutputError
 from reviewflow.report import writers
 from reviewflow.report.writers import write_reports
 from tests.report.samples import make_outcome, sarif_schema, validate_report
 
 
 def test_default_reports_land_in_the_review_directory(tmp_path: Path) -> None:
-    written = write_reports(make_outcome(), OutputSettings(), tmp_path)
+    written, failure = write_reports(make_outcome(), OutputSettings(), tmp_path)
+    assert failure is None
     assert written == {
         "json": str(tmp_path / "review-report.json"),
         "markdown": str(tmp_path / "review-report.md"),
@@ -35,7 +35,7 @@ def test_default_reports_land_in_the_review_directory(tmp_path: Path) -> None:
 def test_off_absolute_and_gitlab(tmp_path: Path) -> None:
     absolute = tmp_path / "elsewhere" / "report.json"
     settings = OutputSettings(json=str(absolute), markdown=None, sarif="", gitlab="gl-cq.json")
-    written = write_reports(make_outcome(), settings, tmp_path / "dir")
+    written, _ = write_reports(make_outcome(), settings, tmp_path / "dir")
     assert written == {"json": str(absolute), "gitlab": str(tmp_path / "dir" / "gl-cq.json")}
     issues = json.loads((tmp_path / "dir" / "gl-cq.json").read_text("utf-8"))
     assert len(issues) == 8
@@ -53,13 +53,13 @@ def test_every_file_goes_through_write_output(
         real(target, data, mode)
 
     monkeypatch.setattr(writers, "write_output", spy)
-    written = write_reports(make_outcome(), OutputSettings(gitlab="cq.json"), tmp_path)
+    written, _ = write_reports(make_outcome(), OutputSettings(gitlab="cq.json"), tmp_path)
     assert sorted(calls) == sorted(written.values()) and len(calls) == 4
 
 
 def test_dash_writes_to_stdout(tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]) -> None:
     settings = OutputSettings(json="-", markdown=None, sarif=None)
-    assert write_reports(make_outcome(), settings, tmp_path) == {"json": "-"}
+    assert write_reports(make_outcome(), settings, tmp_path) == ({"json": "-"}, None)
     validate_report(json.loads(capfdbinary.readouterr().out))
 
 
@@ -82,9 +82,8 @@ def test_a_report_that_cannot_be_written_does_not_stop_the_others(tmp_path: Path
     blocker = tmp_path / "file"
     blocker.write_text("x")
     settings = OutputSettings(json=str(blocker / "report.json"))  # its parent is a file
-    with pytest.raises(OutputError) as caught:
-        write_reports(make_outcome(), settings, tmp_path / "dir")
-    message = str(caught.value)
+    written, message = write_reports(make_outcome(), settings, tmp_path / "dir")
+    assert message is not None and sorted(written) == ["markdown", "sarif"]
     assert message.startswith(f"cannot write {blocker / 'report.json'}: ")
     assert "\n" not in message
     for name in ("review-report.md", "review-report.sarif"):  # the paid review is kept
