@@ -35,6 +35,7 @@ from reviewflow.config import (
     get_value,
     home_dir,
     load_config,
+    report_off,
     set_value,
 )
 from reviewflow.errors import ReviewError
@@ -208,7 +209,7 @@ def run_preview(
     change = collect(request, config.review.context_lines, stdin)
     scope = select(change, request, config.review.max_file_bytes)
     doc = preview_document(scope, request)
-    if json_path:
+    if json_path and not report_off(json_path):
         write_output(json_path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     sys.stdout.write(render_preview(doc))
     return 0

@@ -28,6 +28,7 @@ from reviewflow.config.schema import (
     check_endpoint,
     format_duration,
     parse_duration,
+    report_off,
 )
 from reviewflow.config.store import get_value, set_value
 from reviewflow.home import home_dir
@@ -61,5 +62,6 @@ __all__ = [
     "parse_duration",
     "read_config_file",
     "redact_secret",
+    "report_off",
     "set_value",
 ]

@@ -191,6 +191,12 @@ class ModelSettings(_Section):
         return self.endpoint or DEFAULT_ENDPOINTS[self.protocol.value]
 
 
+def report_off(value: object) -> bool:
+    """`off` turns a report off, like null or "" (and like `console: off`); YAML reads an
+    unquoted `off` as false. A file named off is `./off`."""
+    return value is False or value == "off"
+
+
 class OutputSettings(_Section):
     json_path: str | None = Field("review-report.json", alias="json")
     markdown: str | None = "review-report.md"
@@ -206,6 +212,11 @@ class OutputSettings(_Section):
     report_dir: str | None = None
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
+
+    @field_validator("json_path", "markdown", "sarif", "gitlab", mode="before")
+    @classmethod
+    def _off(cls, value: object) -> object:
+        return None if report_off(value) else value
 
 
 class PrefectSettings(_Section):

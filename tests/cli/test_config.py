@@ -18,6 +18,7 @@ from reviewflow.config import (
     set_value,
 )
 from reviewflow.errors import ConfigError
+from tests.gitutil import GitRepo
 
 
 def write_config(home: Path, text: str) -> None:
@@ -340,3 +341,21 @@ def test_managed_server_settings(rf_home: Path, capsys: pytest.CaptureFixture[st
     capsys.readouterr()
     config = load_config(rf_home, {})
     assert (config.prefect.server_idle_minutes, config.prefect.server_reuse) == (2.5, False)
+
+
+def test_off_turns_a_report_off_in_the_file_set_and_flags(
+    rf_home: Path, repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_config(rf_home, "output:\n  json: off\n  markdown: 'off'\n  sarif: ./off\n")
+    output = load_config(rf_home, {}).output
+    assert (output.json_path, output.markdown, output.sarif) == (None, None, "./off")
+    set_value(rf_home, "output.gitlab", "off")
+    assert load_config(rf_home, {}).output.gitlab is None
+    flags = load_config(rf_home, {}, {"output": {"json": "off", "sarif": "off"}}).output
+    assert flags.json_path is None and flags.sarif is None
+    repo.write("a.py", "x = 1\n")
+    here = tmp_path / "cwd"
+    here.mkdir()
+    monkeypatch.chdir(here)  # the preview writes a relative --json here
+    assert main(["review", "--preview", "--repo", str(repo.root), "--json", "off"]) == 0
+    assert list(here.iterdir()) == []
