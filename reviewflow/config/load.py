@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,26 @@ def config_path(home: Path) -> Path:
     return home / "config.yaml"
 
 
+class _ConfigLoader(yaml.SafeLoader):
+    """YAML with only true and false as booleans (YAML 1.2), so `console: off`, `json: off`
+    and `language: no` stay text; a boolean setting still takes off/no/on/yes (pydantic)."""
+
+
+_BOOL = "tag:yaml.org,2002:bool"
+_ConfigLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != _BOOL]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_ConfigLoader.add_implicit_resolver(
+    _BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+
+
+def load_yaml(text: str) -> Any:
+    """A config value or file, as YAML 1.2 reads it (`off` is text, `false` is false)."""
+    return yaml.load(text, Loader=_ConfigLoader)  # a SafeLoader: no arbitrary objects
+
+
 def read_config_file(path: Path) -> dict[str, Any]:
     """The raw mapping stored in a config file ({} when the file does not exist)."""
     try:
@@ -29,7 +50,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
     except OSError as exc:
         raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""

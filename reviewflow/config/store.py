@@ -11,6 +11,7 @@ from reviewflow.config.load import (
     build_config,
     config_as_dict,
     config_path,
+    load_yaml,
     merge,
     read_config_file,
 )
@@ -43,7 +44,7 @@ def _parse_cli_value(key: str, raw: str) -> Any:
     if key in _TEXT_KEYS:
         return raw
     try:
-        return yaml.safe_load(raw)
+        return load_yaml(raw)
     except yaml.YAMLError:
         raise ConfigError(f"invalid value for '{key}': not a valid value") from None
 

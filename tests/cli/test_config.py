@@ -359,3 +359,20 @@ def test_off_turns_a_report_off_in_the_file_set_and_flags(
     monkeypatch.chdir(here)  # the preview writes a relative --json here
     assert main(["review", "--preview", "--repo", str(repo.root), "--json", "off"]) == 0
     assert list(here.iterdir()) == []
+
+
+def test_yaml_reads_only_true_and_false_as_booleans(rf_home: Path) -> None:
+    """`console: off` and `language: no` (Norwegian) are text, as the settings mean them;
+    a boolean setting still takes off/no/on/yes."""
+    write_config(
+        rf_home,
+        "output:\n  console: off\n  language: no\n  progress: off\nprefect:\n  server_reuse: No\n",
+    )
+    config = load_config(rf_home, {})
+    assert config.output.console.value == "off" and config.output.language == "no"
+    assert config.output.progress is False and config.prefect.server_reuse is False
+    set_value(rf_home, "output.console", "summary")
+    set_value(rf_home, "output.console", "off")
+    set_value(rf_home, "output.progress", "true")
+    config = load_config(rf_home, {})
+    assert config.output.console.value == "off" and config.output.progress is True
