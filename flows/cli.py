@@ -38,7 +38,7 @@ from reviewflow.config import (
     report_off,
     set_value,
 )
-from reviewflow.errors import ReviewError
+from reviewflow.errors import ConfigError, ReviewError
 from reviewflow.fsutil import check_output, write_output
 from reviewflow.request import ReviewRequest
 
@@ -164,6 +164,9 @@ def local_api(args: argparse.Namespace, config: Config, request: ReviewRequest) 
 
 def check_outputs(output: OutputSettings, home: Path) -> None:
     """Report paths that cannot be written fail now, not after the model has been paid."""
+    if len(output.to_stdout) > 1:
+        both = " and ".join(output.to_stdout)
+        raise ConfigError(f"the {both} reports go to stdout ('-'): at most one report can")
     directory = Path(output.report_dir).expanduser() if output.report_dir else home / "reports"
     check_output(directory, directory=True)
     for setting in (output.json_path, output.markdown, output.sarif, output.gitlab):
@@ -211,7 +214,7 @@ def run_preview(
     doc = preview_document(scope, request)
     if json_path and not report_off(json_path):
         write_output(json_path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-    sys.stdout.write(render_preview(doc))
+    (sys.stderr if json_path == "-" else sys.stdout).write(render_preview(doc))  # stdout: JSON
     return 0
 
 

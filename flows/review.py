@@ -208,7 +208,8 @@ def run_review(request: ReviewRequest, config: Config, scope: Scope, env: Mappin
     if isinstance(result, BaseException):
         raise result
     run = ReviewRun.model_validate(result)
-    print_console(run.outcome, config.output.console, make_console(sys.stdout, env), run.written)
+    stream = sys.stderr if config.output.to_stdout else sys.stdout  # stdout: that report alone
+    print_console(run.outcome, config.output.console, make_console(stream, env), run.written)
     if run.report_error:
         raise OutputError(run.report_error)
     return run.exit_code

@@ -218,6 +218,22 @@ class OutputSettings(_Section):
     def _off(cls, value: object) -> object:
         return None if report_off(value) else value
 
+    @property
+    def reports(self) -> dict[str, str | None]:
+        """Each report file's setting, by kind (None or "": off)."""
+        return {
+            "json": self.json_path,
+            "markdown": self.markdown,
+            "sarif": self.sarif,
+            "gitlab": self.gitlab,
+        }
+
+    @property
+    def to_stdout(self) -> list[str]:
+        """The kinds of the reports that go to stdout (`-`): the console report then goes to
+        stderr, so stdout holds the report alone (`--json - | jq`)."""
+        return [kind for kind, setting in self.reports.items() if setting == "-"]
+
 
 class PrefectSettings(_Section):
     """The local Prefect server a CLI review reuses (when PREFECT_API_URL is not set)."""

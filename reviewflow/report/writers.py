@@ -31,13 +31,7 @@ RENDERERS: dict[str, Callable[[ReviewOutcome], str]] = {
 
 def report_targets(output: OutputSettings, directory: Path) -> dict[str, str]:
     """Report kind -> where it goes, for every report that is turned on."""
-    settings = {
-        "json": output.json_path,
-        "markdown": output.markdown,
-        "sarif": output.sarif,
-        "gitlab": output.gitlab,
-    }
-    targets = {kind: output_path(value, directory) for kind, value in settings.items()}
+    targets = {kind: output_path(value, directory) for kind, value in output.reports.items()}
     return {kind: target for kind, target in targets.items() if target is not None}
 
 

@@ -376,3 +376,18 @@ def test_yaml_reads_only_true_and_false_as_booleans(rf_home: Path) -> None:
     set_value(rf_home, "output.progress", "true")
     config = load_config(rf_home, {})
     assert config.output.console.value == "off" and config.output.progress is True
+
+
+def test_two_reports_cannot_share_stdout(
+    rf_home: Path, repo: GitRepo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo.write("a.py", "x = 1\n")
+    argv = ["review", "--repo", str(repo.root), "--json", "-", "--sarif", "-"]
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("REVIEWFLOW_MODEL_NAME", "some-model")
+        env.setenv("REVIEWFLOW_MODEL_API_KEY", "k")
+        assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "reviewflow: error: the json and sarif reports go to stdout ('-'): at most one report can"
+    )

@@ -67,6 +67,14 @@ def test_preview_lists_kept_and_excluded_with_reasons(
     assert "docs/guide.md" in text and "unsupported_ext" in text
 
 
+def test_json_on_stdout_is_alone_there(mixed: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--json -` pipes into jq: the human preview goes to stderr."""
+    assert main(["review", "--preview", "--repo", str(mixed.root), "--json", "-"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["stats"]["files_reviewed"] == 3
+    assert "Reviewed files (3)" in err
+
+
 def test_project_rules_include_exclude_and_custom_rule(mixed: GitRepo, tmp_path: Path) -> None:
     mixed.write(
         ".reviewflow/rules.json",

@@ -214,6 +214,23 @@ def test_a_report_that_fails_at_the_end_still_prints_the_console_report(
     assert line.endswith("; written: " + ", ".join(str(reports / name) for name in kept))
 
 
+def test_a_report_on_stdout_is_alone_there(
+    repo: GitRepo,
+    wire: WireServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`--json - | jq`: the console report goes to stderr."""
+    wire.respond("openai", ScriptedReviewer({"app/settings.py": [SPLIT]}))
+    _repo(repo.root)
+    code, _ = _review(monkeypatch, wire, "openai", repo, "--markdown", "-")
+
+    assert code == 1
+    out, err = capsys.readouterr()
+    assert out.startswith("# Code review report\n") and "Review " not in out.splitlines()[0]
+    assert "  1 of 1 file reviewed, 1 finding" in err and "markdown report: -" in err
+
+
 def test_transient_error_is_retried_and_both_attempts_counted(
     repo: GitRepo, wire: WireServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
