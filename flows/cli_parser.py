@@ -77,11 +77,12 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
     model.add_argument("--endpoint", metavar="URL", help="API base URL")
     model.add_argument("--timeout", metavar="DURATION", help="per-request timeout, e.g. 120s")
     output = parser.add_argument_group("output")
-    output.add_argument("--json", dest="json_path", metavar="PATH", help="JSON report path")
-    output.add_argument("--markdown", metavar="PATH", help="Markdown report path")
-    output.add_argument("--sarif", metavar="PATH", help="SARIF report path")
+    where = "; - for stdout, off for none"
+    output.add_argument("--json", dest="json_path", metavar="PATH", help="JSON report path" + where)
+    output.add_argument("--markdown", metavar="PATH", help="Markdown report path" + where)
+    output.add_argument("--sarif", metavar="PATH", help="SARIF report path" + where)
     output.add_argument(
-        "--gitlab", metavar="PATH", help="GitLab Code Quality report path (off by default)"
+        "--gitlab", metavar="PATH", help="GitLab Code Quality report path (off by default)" + where
     )
     output.add_argument("--console", choices=[c.value for c in ConsoleMode])
     output.add_argument("--language", metavar="LANG", help="report language, e.g. en-US")
