@@ -56,8 +56,11 @@ def set_value(home: Path, key: str, raw: str) -> Path:
     path = config_path(home)
     data = read_config_file(path)
     section, name = key.split(".", 1)
-    updated = merge(data, {section: {name: _parse_cli_value(key, raw)}})
-    build_config(updated, "")
+    value = _parse_cli_value(key, raw)
+    updated = merge(data, {section: {name: value}})
+    config = build_config(updated, "")
+    if value is not None and key not in _TEXT_KEYS:  # as validated: `yes` is stored as true
+        updated = merge(data, {section: {name: config_as_dict(config)[section][name]}})
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
     write_output(path, yaml.safe_dump(updated, sort_keys=False, allow_unicode=True))
     return path

@@ -373,9 +373,10 @@ def test_yaml_reads_only_true_and_false_as_booleans(rf_home: Path) -> None:
     assert config.output.progress is False and config.prefect.server_reuse is False
     set_value(rf_home, "output.console", "summary")
     set_value(rf_home, "output.console", "off")
-    set_value(rf_home, "output.progress", "true")
+    set_value(rf_home, "output.progress", "yes")
     config = load_config(rf_home, {})
     assert config.output.console.value == "off" and config.output.progress is True
+    assert "progress: true\n" in (rf_home / "config.yaml").read_text()  # stored as validated
 
 
 def test_two_reports_cannot_share_stdout(
