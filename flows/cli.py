@@ -169,7 +169,7 @@ def check_outputs(output: OutputSettings, home: Path) -> None:
         raise ConfigError(f"the {both} reports go to stdout ('-'): at most one report can")
     directory = Path(output.report_dir).expanduser() if output.report_dir else home / "reports"
     check_output(directory, directory=True)
-    for setting in (output.json_path, output.markdown, output.sarif, output.gitlab):
+    for setting in output.reports.values():
         if setting and Path(setting).expanduser().is_absolute():  # relative: the review's own dir
             check_output(setting)
 

@@ -192,8 +192,8 @@ class ModelSettings(_Section):
 
 
 def report_off(value: object) -> bool:
-    """`off` turns a report off, like null or "" (and like `console: off`); YAML reads an
-    unquoted `off` as false. A file named off is `./off`."""
+    """`off` (or YAML's `false`) turns a report off, like null or "", and like `console: off`.
+    A file named off is `./off`."""
     return value is False or value == "off"
 
 

@@ -11,6 +11,7 @@ from reviewflow.errors import ConfigError
 from reviewflow.git.mirror import cache_path
 from tests.deploy.scenario import RISKY, SPLIT, origin, push, use_model
 from tests.flows.reviewer import ScriptedReviewer
+from tests.gitutil import GitRepo
 from tests.wire_server import TEST_KEY, WireServer
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
@@ -40,13 +41,20 @@ def test_gate_passes_then_fails_on_a_high_finding(
     assert TEST_KEY not in "".join(p.read_text() for p in rf_home.rglob("*.json"))
 
 
-def test_a_lower_fail_on_is_an_override(
-    tmp_path: Path, wire: WireServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _risky_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wire: WireServer
+) -> tuple[GitRepo, str]:
+    """A local repository whose last commit reads settings riskily, and that commit."""
     use_model(monkeypatch, wire)
     repo, _ = origin(tmp_path)
     repo.write("app/settings.py", RISKY)
-    head = repo.commit("read settings")
+    return repo, repo.commit("read settings")
+
+
+def test_a_lower_fail_on_is_an_override(
+    tmp_path: Path, wire: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, head = _risky_commit(tmp_path, monkeypatch, wire)
     wire.respond("openai", ScriptedReviewer({"app/settings.py": [SPLIT]}))
     state = ci_review(
         str(repo.root),
@@ -91,10 +99,7 @@ def test_key_from_a_secret_block(
 def test_a_report_that_cannot_be_written_fails_the_run_with_the_reason(
     tmp_path: Path, wire: WireServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    use_model(monkeypatch, wire)
-    repo, _ = origin(tmp_path)
-    repo.write("app/settings.py", RISKY)
-    head = repo.commit("read settings")
+    repo, head = _risky_commit(tmp_path, monkeypatch, wire)
     wire.respond("openai", ScriptedReviewer({"app/settings.py": []}))
     output = {"report_dir": str(tmp_path / "reports"), "markdown": "review-report.json/x.md"}
     state = ci_review(str(repo.root), commit=head, overrides={"output": output}, return_state=True)
