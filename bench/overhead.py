@@ -23,16 +23,18 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "bench"), str(ROOT)]
 from synth import make_small_change  # noqa: E402
 
-from flows.local_server import ensure_api, run_with_server, stop_server  # noqa: E402
-from flows.server_process import read_state  # noqa: E402
-from flows.warm import LOG_FILE, SOCKET_FILE, warm_pid  # noqa: E402
+from flows.local.api import ensure_api, run_with_server  # noqa: E402
+from flows.local.control import stop_server  # noqa: E402
+from flows.local.process import read_state  # noqa: E402
+from flows.local.settings import PrefectEnvironment  # noqa: E402
+from flows.local.warm.state import LOG_FILE, SOCKET_FILE, warm_pid  # noqa: E402
 
 RUNS = 5
 FIRST_RUNS = 3  # a fresh home migrates its database: the slowest case, fewer repetitions
@@ -41,8 +43,8 @@ FIRST_RUNS = 3  # a fresh home migrates its database: the slowest case, fewer re
 def _child(home: Path) -> None:
     """One CLI-like run of the probe flow through the managed server."""
 
-    def preload(env: object) -> None:
-        os.environ.update(env)  # type: ignore[call-overload]
+    def preload(api: Mapping[str, str]) -> None:
+        PrefectEnvironment.for_run(verbose=False, api=api, removed=()).apply(os.environ)
         import tests.server.probe_flow  # noqa: F401 - Prefect's import, overlapped with boot
 
     target = ensure_api(home, os.environ, ci=False, reuse=True, preload=preload)

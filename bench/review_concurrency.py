@@ -95,8 +95,8 @@ def _cpu() -> float:
 
 
 def main() -> None:
-    from flows.cli import main as cli
-    from flows.local_server import stop_server
+    from flows.cli.main import main as cli
+    from flows.local.control import stop_server
     from tests.gitutil import GitRepo
     from tests.wire_server import TEST_KEY
 

@@ -16,15 +16,13 @@ from prefect.blocks.system import Secret
 from prefect.states import Completed, Failed, State
 from pydantic import SecretStr
 
-from flows.review import ReviewRun, public_config, review
-from flows.runners import task_runner_for
+from flows.review import run_review
 from reviewflow.ci import ci_variables
 from reviewflow.config import Config, home_dir, load_config
 from reviewflow.errors import ConfigError
 from reviewflow.git.mirror import local_repository
 from reviewflow.models import Severity
-from reviewflow.providers.pool import ProviderPool
-from reviewflow.report.outcome import ReviewOutcome
+from reviewflow.report.outcome import ReviewOutcome, ReviewRun
 from reviewflow.request import ReviewRequest
 
 # A deployed run reviews a change someone pushed: the repository's own rules always come
@@ -57,21 +55,6 @@ def secret_block_value(name: str) -> SecretStr:
             "existing Prefect Secret block, e.g. `prefect block create secret`)"
         ) from None
     return SecretStr(str(value))
-
-
-def review_here(request: ReviewRequest, config: Config, name: str | None = None) -> ReviewRun:
-    """Run the `review` flow as a subflow with a pool of this process (the key stays here)."""
-    options: dict[str, Any] = {"task_runner": task_runner_for(config)}
-    if name:
-        options["flow_run_name"] = name
-    with ProviderPool.from_config(config) as pool:
-        state = review.with_options(**options)(
-            request, public_config(config), pool.handle, return_state=True
-        )
-    result = state.result(raise_on_failure=False)
-    if isinstance(result, BaseException):
-        raise result
-    return ReviewRun.model_validate(result)
 
 
 def gate_reason(outcome: ReviewOutcome, fail_on: Sequence[Severity]) -> str:
@@ -134,7 +117,7 @@ def ci_review(
         home=str(home),
         ci_variables=ci_variables(env) or (DEPLOYMENT_CI,),
     )
-    run = review_here(request, config)
+    run = run_review(request, config)
     summary = run_summary(run)
     reason = run_reason(run, config.review.fail_on)
     if reason:

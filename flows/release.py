@@ -21,7 +21,8 @@ from prefect.states import Completed, Failed, State
 from prefect.variables import Variable
 from pydantic import BaseModel, ConfigDict
 
-from flows.deployed import DEPLOYMENT_CI, deployed_config, review_here, run_reason
+from flows.deployed import DEPLOYMENT_CI, deployed_config, run_reason
+from flows.review import run_review
 from reviewflow.ci import ci_variables
 from reviewflow.config import Config, home_dir
 from reviewflow.errors import ConfigError, ReviewError
@@ -92,7 +93,7 @@ def review_branch(
         ci_variables=ci_variables(env) or (DEPLOYMENT_CI,),
     )
     try:
-        run = review_here(request, config, name=f"review {branch}")
+        run = run_review(request, config, name=f"review {branch}")
     except ReviewError as exc:
         reason = " ".join(str(exc).split())
         return BranchReview(

@@ -5,14 +5,14 @@ from __future__ import annotations
 import sys
 
 if __name__ == "__main__":  # hand over to the CLI before paying for the Prefect import
-    from flows.warm import entry
+    from flows.cli.entry import entry
 
     raise SystemExit(entry(["review", *sys.argv[1:]]))
 
-from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
 from functools import cache
+from typing import Any
 
 from prefect import Flow, flow
 from prefect.settings import (
@@ -21,27 +21,20 @@ from prefect.settings import (
     get_current_settings,
     temporary_settings,
 )
-from pydantic import BaseModel, ConfigDict
 
 from flows.runners import submitted, task_runner_for, threads
-from flows.stages import CANCELLED, ModelStages, abandon, finished_result, run_model_stages
+from flows.stages import abandon, finished_result, run_model_stages
 from reviewflow.config import Config, TaskRunner
-from reviewflow.errors import OutputError
-from reviewflow.findings.finalize import Finalized, gate
+from reviewflow.findings.finalize import Finalized
 from reviewflow.findings.localize import Localized
-from reviewflow.models import ReviewWarning
-from reviewflow.providers.pool import ProviderHandle, ProviderPool, UsageTotals
-from reviewflow.report.assemble import excluded_files, review_metadata, reviewed_files
-from reviewflow.report.console import make_console, print_console
-from reviewflow.report.location import review_id
-from reviewflow.report.outcome import ReviewOutcome
-from reviewflow.report.progress import ProgressDisplay
+from reviewflow.findings.stages import CANCELLED, ModelStages
+from reviewflow.providers.pool import ProviderHandle, ProviderPool, ReviewObserver
+from reviewflow.report.assemble import review_outcome
+from reviewflow.report.outcome import ReviewRun
 from reviewflow.request import ReviewRequest
 from reviewflow.review.jobs import snapshot_of
-from reviewflow.review.records import RequestRecord, total_usage
 from reviewflow.select.reviewed import ReviewedFiles
-from reviewflow.select.scope import Scope
-from tasks.caching import as_is
+from tasks.caching import as_is, stage_options
 from tasks.chunk import chunk_files
 from tasks.diff import collect_diff, identify_snapshot
 from tasks.finalize import finalize_findings
@@ -49,25 +42,7 @@ from tasks.localize import localize_findings
 from tasks.report import write_review_reports
 from tasks.select import select_files
 
-# Progress displays of reviews running in this process, by provider pool ID (the flow's
-# parameters go to the Prefect API, so a display cannot be one).
-_PROGRESS: dict[str, ProgressDisplay] = {}
-
-
-class ReviewRun(BaseModel):
-    """What the flow returns: the outcome, where each report file went, and why a report could
-    not be written (the console report is printed all the same, then the CLI exits 2)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    outcome: ReviewOutcome
-    written: dict[str, str]
-    report_error: str | None = None
-
-    @property
-    def exit_code(self) -> int:
-        """The outcome's exit code, or 2 when a report could not be written."""
-        return 2 if self.report_error else self.outcome.exit_code
+ReviewFlow = Flow[[ReviewRequest, Config, ProviderHandle], ReviewRun]
 
 
 def public_config(config: Config) -> Config:
@@ -83,43 +58,20 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
     change = collect_diff(as_is(request), config.review.context_lines)
     scope = select_files(as_is(change), as_is(request), config.review.max_file_bytes)
     jobs = chunk_files(as_is(scope), as_is(config.review), config.output.language)
-    reviewed = ReviewedFiles.of([item.file for item in scope.selection.kept])
+    options = stage_options(request.home, request.no_cache)
     stages = run_model_stages(
         jobs,
         snapshot_of(scope),
         identify_snapshot(as_is(change)),
-        reviewed,
+        ReviewedFiles.of([item.file for item in scope.selection.kept]),
         config,
         handle,
-        home=request.home,
-        refresh=request.no_cache,
-        on_file_done=_progress_callback(handle),
+        options,
     )
-    finalized = finalize_findings(as_is(stages.files), as_is(config.review))
-    localized, unrecorded = _localize(stages, finalized, config, handle)
-    cancelled = stages.cancelled or CANCELLED in localized.warnings
-    complete = stages.complete and finalized.complete and localized.complete
-    records = stages.records + localized.records
-    outcome = ReviewOutcome(
-        review_id=review_id(started, change.diff_sha256[:8]),
-        status="complete" if complete else "incomplete",
-        exit_code=130 if cancelled else gate(localized.findings, config.review.fail_on, complete),
-        metadata=review_metadata(
-            scope, request, config.model, config.output.language, started, datetime.now(UTC)
-        ),
-        files_changed=len(change.files),
-        files=reviewed_files(scope.selection),
-        incomplete_files=stages.incomplete_files,
-        excluded=excluded_files(scope.selection),
-        chunks=stages.chunks,
-        tool_calls=stages.tool_calls,
-        findings=tuple(localized.findings),
-        dropped=tuple(finalized.dropped),
-        warnings=(*scope.warnings, *stages.warnings, *finalized.warnings, *localized.warnings),
-        errors=_errors(records),
-        usage=_usage(records, stages.unrecorded_requests + unrecorded),
-        duration_ms=int((datetime.now(UTC) - started).total_seconds() * 1000),
-        process=records,
+    finalized = finalize_findings(as_is(list(stages.files)), as_is(config.review))
+    localized, unrecorded = _localize(stages, finalized, config, handle, options)
+    outcome = review_outcome(
+        request, config, change, scope, (stages, finalized, localized), started, unrecorded
     )
     final, written, failure = write_review_reports(
         as_is(outcome), as_is(config.output), request.home
@@ -128,13 +80,17 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
 
 
 def _localize(
-    stages: ModelStages, finalized: Finalized, config: Config, handle: ProviderHandle
+    stages: ModelStages,
+    finalized: Finalized,
+    config: Config,
+    handle: ProviderHandle,
+    options: dict[str, Any],
 ) -> tuple[Localized, int]:
     """The findings in the output language (none asked for after Ctrl-C: no new requests),
     and the requests sent that no record holds (after Ctrl-C here)."""
     if stages.cancelled:
         return Localized(findings=finalized.findings), 0
-    task = localize_findings.with_options(**stages.options)
+    task = localize_findings.with_options(**options)
     wrap, language = submitted(config), config.output.language
     try:
         submitted_task = task.submit(wrap(list(finalized.findings)), language, wrap(handle))
@@ -144,26 +100,7 @@ def _localize(
         return cancelled, abandon(handle, stages.records)
 
 
-def _progress_callback(handle: ProviderHandle) -> Callable[[str], None]:
-    display = _PROGRESS.get(handle.pool_id)
-    return display.file_done if display is not None else (lambda path: None)
-
-
-def _errors(records: tuple[RequestRecord, ...]) -> tuple[ReviewWarning, ...]:
-    """Each failed model request, as an error entry of the report."""
-    return tuple(
-        ReviewWarning(f"{record.stage}_request_failed", record.error or "failed", record.path)
-        for record in records
-        if record.status == "error"
-    )
-
-
-def _usage(records: tuple[RequestRecord, ...], unrecorded: int) -> UsageTotals:
-    usage, requests = total_usage(records)
-    return UsageTotals(**usage.model_dump(), requests=requests + unrecorded)
-
-
-def review_flow(config: Config) -> Flow[[ReviewRequest, Config, ProviderHandle], ReviewRun]:
+def review_flow(config: Config) -> ReviewFlow:
     """The review flow on `config`'s task runner (each run duplicates the runner)."""
     if config.review.task_runner is TaskRunner.THREAD:
         return threaded_review(config.review.concurrency)
@@ -171,45 +108,35 @@ def review_flow(config: Config) -> Flow[[ReviewRequest, Config, ProviderHandle],
 
 
 @cache
-def threaded_review(max_workers: int) -> Flow[[ReviewRequest, Config, ProviderHandle], ReviewRun]:
+def threaded_review(max_workers: int) -> ReviewFlow:
     """The review flow on `max_workers` threads, built once per size: building a flow derives
     its parameter schema (~70 ms here)."""
     return review.with_options(task_runner=threads(max_workers))
 
 
-def _heartbeat_off() -> AbstractContextManager[Settings | None]:
-    """No heartbeat for a CLI review (the settings are re-read only when it is on: ~0.1 s)."""
+def heartbeat_off() -> AbstractContextManager[Settings | None]:
+    """No flow run heartbeat (a CLI review's run ends with its process; the settings are read
+    again only when it is on: ~0.1 s). Without it, every flow run pays ~1 s at its end."""
     if get_current_settings().flows.heartbeat_frequency is None:
         return nullcontext()
     return temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
 
 
-def run_review(request: ReviewRequest, config: Config, scope: Scope, env: Mapping[str, str]) -> int:
-    """Run the review flow here (the key stays in this process's pool) and print the result.
-
-    `scope` is the front half the CLI already checked: it sizes the progress display.
-    """
-    progress = ProgressDisplay(
-        sys.stderr, env, len(scope.selection.kept), enabled=config.output.progress
-    )
-    try:
-        with ProviderPool.from_config(config, observer=progress.request_done) as pool:
-            _PROGRESS[pool.id] = progress
-            try:
-                with _heartbeat_off():
-                    state = review_flow(config)(
-                        request, public_config(config), pool.handle, return_state=True
-                    )
-            finally:
-                _PROGRESS.pop(pool.id, None)
-    finally:
-        progress.close()
+def run_review(
+    request: ReviewRequest,
+    config: Config,
+    *,
+    progress: ReviewObserver | None = None,
+    name: str | None = None,
+) -> ReviewRun:
+    """Run the review flow in this process, its key in a provider pool of this process (never a
+    parameter); `progress` is told of requests and finished files, `name` names the flow run."""
+    flow_ = review_flow(config)
+    if name:
+        flow_ = flow_.with_options(flow_run_name=name)
+    with ProviderPool.from_config(config, observer=progress) as pool:
+        state = flow_(request, public_config(config), pool.handle, return_state=True)
     result = state.result(raise_on_failure=False)
     if isinstance(result, BaseException):
         raise result
-    run = ReviewRun.model_validate(result)
-    stream = sys.stderr if config.output.to_stdout else sys.stdout  # stdout: that report alone
-    print_console(run.outcome, config.output.console, make_console(stream, env), run.written)
-    if run.report_error:
-        raise OutputError(run.report_error)
-    return run.exit_code
+    return ReviewRun.model_validate(result)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import queue
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
 from typing import Any
 
 from prefect.futures import PrefectFuture
@@ -14,7 +13,7 @@ from prefect.futures import PrefectFuture
 from flows.runners import submitted
 from reviewflow.config import Config
 from reviewflow.findings.models import FileFindings
-from reviewflow.models import ReviewWarning
+from reviewflow.findings.stages import ModelStages, summarize
 from reviewflow.providers.pool import ProviderHandle, pool_for
 from reviewflow.review.jobs import FileJob
 from reviewflow.review.reader import Snapshot
@@ -22,37 +21,14 @@ from reviewflow.review.records import (
     ChunkResult,
     PlanResult,
     RequestRecord,
-    StageResult,
     mark_reused,
     total_usage,
 )
 from reviewflow.select.reviewed import ReviewedFiles
-from tasks.caching import stage_options
 from tasks.loop import tool_loop
 from tasks.plan import plan
 from tasks.relocate import relocate
 from tasks.review_filter import review_filter
-
-
-@dataclass(frozen=True)
-class ModelStages:
-    """The model stages' results for every file, and what they add up to."""
-
-    files: list[FileFindings]
-    records: tuple[RequestRecord, ...]  # of every model stage so far
-    warnings: tuple[ReviewWarning, ...]  # of plans and tool loops
-    complete: bool  # plans and tool loops
-    chunks: int
-    tool_calls: int
-    options: dict[str, Any]
-    cancelled: bool = False  # Ctrl-C: what finished before it is kept
-    unrecorded_requests: int = 0  # Ctrl-C: requests sent by stages that never finished
-    incomplete_files: tuple[str, ...] = ()  # a plan, chunk, relocation or filter of theirs
-
-
-CANCELLED = ReviewWarning(
-    "cancelled", "the review was cancelled: only the files finished before are reported"
-)
 
 
 def run_model_stages(
@@ -62,15 +38,14 @@ def run_model_stages(
     reviewed: ReviewedFiles,
     config: Config,
     handle: ProviderHandle,
-    *,
-    home: str,
-    refresh: bool,
-    on_file_done: Callable[[str], None],
+    options: dict[str, Any],
 ) -> ModelStages:
-    """Run every file's chain; a stage is submitted once its own inputs are done, so no worker
-    of the task runner ever sits waiting for an upstream future (with `max_workers` =
-    `review.concurrency`, waiting tasks would otherwise starve the ones that could run)."""
-    options, wrap = stage_options(home, refresh), submitted(config)
+    """Run every file's chain, each stage's task with `options` (result storage, refresh).
+
+    A stage is submitted once its own inputs are done, so no worker of the task runner ever
+    sits waiting for an upstream future (with `max_workers` = `review.concurrency`, waiting
+    tasks would otherwise starve the ones that could run)."""
+    wrap, observer = submitted(config), pool_for(handle).observer
     # Built once per review, not per submission: a task's options rebuild it (~5 ms each).
     planning, looping = plan.with_options(**options), tool_loop.with_options(**options)
     relocating, filtering = relocate.with_options(**options), review_filter.with_options(**options)
@@ -87,22 +62,16 @@ def run_model_stages(
         ),
         lambda chunks: relocating.submit(wrap(chunks), wrap(reviewed), wrap(handle)),
         lambda found: filtering.submit(wrap(found), wrap(reviewed), wrap(handle)),
-        on_file_done,
+        observer.file_done if observer is not None else (lambda path: None),
     )
     try:
         for job in jobs:
             chains.start(job)
         chains.run()
     except KeyboardInterrupt:  # keep what is done; requests still in flight are abandoned
-        stages = _summarize(chains.plans, chains.chunks, chains.files, options)
-        return replace(
-            stages,
-            complete=False,
-            cancelled=True,
-            unrecorded_requests=abandon(handle, stages.records),
-            warnings=(*stages.warnings, CANCELLED),
-        )
-    return _summarize(chains.plans, chains.chunks, chains.files, options)
+        stages = summarize(chains.plans, chains.chunks, chains.files)
+        return stages.cancel(abandon(handle, stages.records))
+    return summarize(chains.plans, chains.chunks, chains.files)
 
 
 def abandon(handle: ProviderHandle, records: Sequence[RequestRecord]) -> int:
@@ -189,24 +158,3 @@ def finished_result(future: PrefectFuture[Any]) -> Any:
     """A done stage's result (raising its error); answers from the cache are marked reused."""
     result = future.result()
     return mark_reused(result) if future.state.name == "Cached" else result
-
-
-def _summarize(
-    plans: list[PlanResult],
-    chunks: list[ChunkResult],
-    files: list[FileFindings],
-    options: dict[str, Any],
-) -> ModelStages:
-    engine: list[StageResult] = [*plans, *chunks]  # the files' own go through `finalize`
-    return ModelStages(
-        files=files,
-        records=tuple(record for result in [*engine, *files] for record in result.records),
-        warnings=tuple(warning for result in engine for warning in result.warnings),
-        complete=all(result.complete for result in engine),
-        chunks=len(chunks),
-        tool_calls=sum(chunk.tool_calls for chunk in chunks),
-        options=options,
-        incomplete_files=tuple(
-            sorted({r.path for r in [*engine, *files] if not r.complete and r.path is not None})
-        ),
-    )

@@ -29,22 +29,10 @@ from prefect.utilities.annotations import quote
 from pydantic import BaseModel
 
 import reviewflow
-from reviewflow.config import ReviewSettings
 from reviewflow.prompts import templates_digest
-from reviewflow.providers.pool import ProviderHandle
-from reviewflow.review.records import StageResult
 
 RESULTS_DIR = ("cache", "results")
 T = TypeVar("T")
-
-# The review settings a model stage's answer depends on (concurrency, thresholds and the gate
-# are applied after the model and must not invalidate cached answers).
-_ANSWER_SETTINGS = (
-    "context_lines",
-    "max_tool_rounds",
-    "max_context_tool_calls",
-    "max_chunk_tokens",
-)
 
 
 def results_dir(home: str | Path) -> Path:
@@ -88,17 +76,10 @@ def _static_material() -> list[str]:
 
 
 def canonical(value: Any) -> Any:
-    """A JSON-able form of a task parameter for hashing (handles reduced to the model)."""
-    if isinstance(value, ProviderHandle):
-        return {"protocol": value.protocol.value, "model": value.model, "endpoint": value.endpoint}
-    if isinstance(value, ReviewSettings):
-        return {name: getattr(value, name) for name in _ANSWER_SETTINGS}
-    if isinstance(value, StageResult):  # a result handed on: whether it was reused is no input
-        return canonical(
-            value.model_dump(mode="json", exclude={"records": {"__all__": {"reused"}}})
-        )
+    """A JSON-able form of a task parameter for hashing: a value's own `cache_identity()` where
+    it has one (the provider handle, review settings, stage results, the reviewed files)."""
     if hasattr(value, "cache_identity"):
-        return value.cache_identity()
+        return canonical(value.cache_identity())
     if isinstance(value, BaseModel):
         return canonical(value.model_dump(mode="json"))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

@@ -151,6 +151,16 @@ class ReviewSettings(_Section):
             return [part.strip().lower() for part in value.split(",") if part.strip()]
         return value
 
+    def cache_identity(self) -> dict[str, int]:
+        """The settings a model stage's answer depends on: concurrency, thresholds, the gate
+        and where stages run apply after the model, so changing them reuses cached answers."""
+        return {
+            "context_lines": self.context_lines,
+            "max_tool_rounds": self.max_tool_rounds,
+            "max_context_tool_calls": self.max_context_tool_calls,
+            "max_chunk_tokens": self.max_chunk_tokens,
+        }
+
 
 class ModelSettings(_Section):
     protocol: Protocol = Protocol.OPENAI
@@ -240,8 +250,9 @@ class PrefectSettings(_Section):
 
     server_reuse: bool = True
     server_idle_minutes: float = Field(
-        10.0, gt=0, le=24 * 60, description="minutes, more than 0 and at most 1440 (one day)"
+        60.0, gt=0, le=24 * 60, description="minutes, more than 0 and at most 1440 (one day)"
     )
+    warm_process: bool = True  # hand local reviews to a pre-imported process (`--no-warm`: off)
 
 
 class Config(_Section):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import typing
 import uuid
 from collections.abc import Callable, Mapping
 from types import TracebackType
@@ -30,8 +31,17 @@ from reviewflow.providers.factory import check_settings, create_provider
 from reviewflow.providers.messages import ModelRequest, ModelResponse, Usage
 
 ProviderFactory = Callable[[ModelSettings], Provider]
-RequestObserver = Callable[[Usage], None]
-"""Told of every attempt this pool makes, with the usage its answer reported (progress)."""
+
+
+class ReviewObserver(typing.Protocol):
+    """Told of a review's progress in the pool's process (the live progress display). The pool
+    carries it because the flow's parameters go to the Prefect API: it cannot be one."""
+
+    def request_done(self, usage: Usage) -> None:
+        """An attempt this pool made, with the usage its answer reported."""
+
+    def file_done(self, path: str) -> None:
+        """Every model stage of the file `path` finished."""
 
 
 class ProviderHandle(BaseModel):
@@ -49,6 +59,10 @@ class ProviderHandle(BaseModel):
     endpoint: str | None
     timeout: float
     concurrency: int
+
+    def cache_identity(self) -> dict[str, str | None]:
+        """The model an answer came from (never the pool, the key, the timeout or concurrency)."""
+        return {"protocol": self.protocol.value, "model": self.model, "endpoint": self.endpoint}
 
 
 class UsageTotals(Usage):
@@ -102,10 +116,10 @@ class ProviderPool:
         concurrency: int,
         factory: ProviderFactory = create_provider,
         pool_id: str | None = None,
-        observer: RequestObserver | None = None,
+        observer: ReviewObserver | None = None,
     ) -> None:
         check_settings(settings)
-        self._observer = observer
+        self.observer = observer
         self.settings = settings
         self.meter = UsageMeter()
         self.id = pool_id or uuid.uuid4().hex
@@ -125,7 +139,7 @@ class ProviderPool:
         self._registered = _register(self)
 
     @classmethod
-    def from_config(cls, config: Config, observer: RequestObserver | None = None) -> ProviderPool:
+    def from_config(cls, config: Config, observer: ReviewObserver | None = None) -> ProviderPool:
         """The pool for a review's effective config (`model.*`, `review.concurrency`)."""
         return cls(config.model, config.review.concurrency, observer=observer)
 
@@ -148,8 +162,8 @@ class ProviderPool:
 
     def _count(self, usage: Usage) -> None:
         self.meter.add(usage)
-        if self._observer is not None:
-            self._observer(usage)
+        if self.observer is not None:
+            self.observer.request_done(usage)
 
     def close(self) -> None:
         """Forget the pool and release the provider's connections."""

@@ -1,15 +1,88 @@
-"""Pieces of a `ReviewOutcome` taken from the change's scope (shared with the preview)."""
+"""A review's `ReviewOutcome`, put together from what its stages returned.
+
+The flow only orders the stages; what their results add up to (status, exit code, metadata,
+files, findings, drops, warnings, errors and usage) is decided here.
+"""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from reviewflow.config import ModelSettings
-from reviewflow.report.outcome import ExcludedFile, ModelInfo, ReviewedFile, ReviewMetadata
+from reviewflow.config import Config, ModelSettings
+from reviewflow.findings.finalize import Finalized, gate
+from reviewflow.findings.localize import Localized
+from reviewflow.findings.stages import CANCELLED, ModelStages
+from reviewflow.git.models import Change
+from reviewflow.models import ReviewWarning
+from reviewflow.providers.pool import UsageTotals
+from reviewflow.report.location import review_id
+from reviewflow.report.outcome import (
+    ExcludedFile,
+    ModelInfo,
+    ReviewedFile,
+    ReviewMetadata,
+    ReviewOutcome,
+)
 from reviewflow.report.preview import change_metadata, rule_record
 from reviewflow.request import ReviewRequest
+from reviewflow.review.records import RequestRecord, total_usage
 from reviewflow.select.filtering import Selection
 from reviewflow.select.scope import Scope
+
+
+def review_outcome(
+    request: ReviewRequest,
+    config: Config,
+    change: Change,
+    scope: Scope,
+    results: tuple[ModelStages, Finalized, Localized],
+    started: datetime,
+    unrecorded_requests: int = 0,
+) -> ReviewOutcome:
+    """The outcome of a review whose model stages, finalize and localization returned
+    `results`; `unrecorded_requests` were sent but no record holds them (Ctrl-C)."""
+    stages, finalized, localized = results
+    cancelled = stages.cancelled or CANCELLED in localized.warnings
+    complete = stages.complete and finalized.complete and localized.complete
+    records = stages.records + localized.records
+    fail_on = config.review.fail_on
+    return ReviewOutcome(
+        review_id=review_id(started, change.diff_sha256[:8]),
+        status="complete" if complete else "incomplete",
+        exit_code=130 if cancelled else gate(localized.findings, fail_on, complete),
+        metadata=review_metadata(
+            scope, request, config.model, config.output.language, started, datetime.now(UTC)
+        ),
+        files_changed=len(change.files),
+        files=reviewed_files(scope.selection),
+        incomplete_files=stages.incomplete_files,
+        excluded=excluded_files(scope.selection),
+        chunks=stages.chunks,
+        tool_calls=stages.tool_calls,
+        findings=tuple(localized.findings),
+        dropped=tuple(finalized.dropped),
+        warnings=(*scope.warnings, *stages.warnings, *finalized.warnings, *localized.warnings),
+        errors=request_errors(records),
+        usage=usage_totals(records, stages.unrecorded_requests + unrecorded_requests),
+        duration_ms=int((datetime.now(UTC) - started).total_seconds() * 1000),
+        process=records,
+    )
+
+
+def request_errors(records: tuple[RequestRecord, ...]) -> tuple[ReviewWarning, ...]:
+    """Each failed model request, as an error entry of the report."""
+    return tuple(
+        ReviewWarning(f"{record.stage}_request_failed", record.error or "failed", record.path)
+        for record in records
+        if record.status == "error"
+    )
+
+
+def usage_totals(records: tuple[RequestRecord, ...], unrecorded: int) -> UsageTotals:
+    """The review's usage: its records' (answers reused cost nothing) and `unrecorded` more
+    requests, sent by stages that never finished."""
+    usage, requests = total_usage(records)
+    return UsageTotals(**usage.model_dump(), requests=requests + unrecorded)
 
 
 def utc_iso(moment: datetime) -> str:

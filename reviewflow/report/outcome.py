@@ -183,3 +183,17 @@ def report_schema() -> dict[str, Any]:
     """The published JSON Schema of the report (`reviewflow schema` prints it)."""
     schema: dict[str, Any] = json.loads(_schema_text())
     return schema
+
+
+class ReviewRun(_Record):
+    """What the review flow returns: the outcome, where each report file went, and why a
+    report could not be written (the console report is printed all the same, then exit 2)."""
+
+    outcome: ReviewOutcome
+    written: dict[str, str]
+    report_error: str | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """The outcome's exit code, or 2 when a report could not be written."""
+        return 2 if self.report_error else self.outcome.exit_code

@@ -74,6 +74,10 @@ class StageResult(_Record):
     warnings: tuple[ReviewWarning, ...] = ()
     records: tuple[RequestRecord, ...] = ()
 
+    def cache_identity(self) -> dict[str, Any]:
+        """The result as a later stage's input: whether its answers were reused is no input."""
+        return self.model_dump(mode="json", exclude={"records": {"__all__": {"reused"}}})
+
 
 class PlanResult(StageResult):
     """A file's tool-free plan: guidance for its main requests (None when not planned)."""

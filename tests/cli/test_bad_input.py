@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.cli import main
+from flows.cli.main import main
 from tests.cli.test_preview import binary_stdin
 from tests.gitutil import GitRepo
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.cli import main
+from flows.cli.main import main
 from reviewflow.config import (
     PLACEHOLDER_MODEL,
     Config,

@@ -136,7 +136,7 @@ def test_exception_inside_a_task_is_an_internal_error(changed: GitRepo, tmp_path
 def test_verbose_prints_the_traceback_too(
     changed: GitRepo, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from flows.cli import main
+    from flows.cli.main import main
     from reviewflow.select import scope
 
     def broken(*args: object) -> None:
@@ -159,7 +159,7 @@ def test_a_bug_outside_prefect_is_an_internal_error(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from flows.cli import main
+    from flows.cli.main import main
     from reviewflow.report import rulecheck
 
     def broken(*args: object) -> None:
@@ -191,14 +191,14 @@ def test_a_bug_outside_prefect_is_an_internal_error(
     ],
 )
 def test_failure_lines(exc: Exception, expected: str, tmp_path: Path) -> None:
-    from flows.failures import describe_failure
+    from flows.cli.failures import describe_failure
 
     line = describe_failure(exc, {}, tmp_path / "x.log")
     assert line.startswith(expected) and line.endswith(f"(details: {tmp_path / 'x.log'})")
 
 
 def test_a_wrapped_prefect_failure_is_still_recognised(tmp_path: Path) -> None:
-    from flows.failures import describe_failure
+    from flows.cli.failures import describe_failure
 
     try:
         try:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.cli import main
+from flows.cli.main import main
 from reviewflow.select.filtering import is_supported, path_problem
 from tests.cli.test_preview import binary_stdin
 from tests.gitutil import GitRepo

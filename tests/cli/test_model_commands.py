@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flows.cli import main
+from flows.cli.main import main
 from tests.gitutil import GitRepo
 from tests.wire_server import TEST_KEY, HttpError, Text, WireServer
 
@@ -73,13 +73,15 @@ def test_review_keeps_the_key_out_of_the_prefect_environment(
     import os
 
     import flows.review
+    from reviewflow.report.outcome import ReviewRun
+    from tests.report.samples import empty_outcome
 
     seen: dict[str, object] = {}
 
-    def fake_run_review(request: object, config: object, *rest: object) -> int:
+    def fake_run_review(request: object, config: object, **options: object) -> ReviewRun:
         seen["env"] = dict(os.environ)
         seen["config"] = config
-        return 0
+        return ReviewRun(outcome=empty_outcome(), written={})
 
     monkeypatch.setattr(flows.review, "run_review", fake_run_review)
     monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # start no local server

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.cli import main
+from flows.cli.main import main
 from reviewflow.config import config_path
 from reviewflow.errors import OutputError
 from reviewflow.fsutil import write_output

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from flows.cli import main
+from flows.cli.main import main
 from tests.gitutil import GitRepo
 
 
@@ -163,7 +163,7 @@ def test_python_m_flows_review_from_the_repository(mixed: GitRepo, rf_home: Path
         [
             sys.executable,
             "-c",
-            "import sys; from flows.cli import main; main(['review', '--preview']);"
+            "import sys; from flows.cli.main import main; main(['review', '--preview']);"
             "sys.exit(1 if 'prefect' in sys.modules else 0)",
         ],
         cwd=mixed.root,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from flows.cli import main
+from flows.cli.main import main
 from reviewflow.config import Config
 from tests.gitutil import GitRepo
 

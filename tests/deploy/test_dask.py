@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from flows.cli import main
+from flows.cli.main import main
 from flows.runners import task_runner_for, worker_environment
 from reviewflow.config import Config
 from tests.deploy.scenario import RISKY, SPLIT, use_model

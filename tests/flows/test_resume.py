@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.cli import main
+from flows.cli.main import main
 from tests.flows.reviewer import ScriptedReviewer
 from tests.flows.test_review_e2e import SPLIT
 from tests.gitutil import GitRepo

@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from flows.cli import main
+from flows.cli.main import main
 from reviewflow.report.outcome import report_schema
 from tests.flows.reviewer import ScriptedReviewer
 from tests.gitutil import GitRepo

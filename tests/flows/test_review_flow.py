@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from flows.cli import main
+from flows.cli.main import main
 from reviewflow.report.artifacts import artifact_key
 from tests.flows.reviewer import ScriptedReviewer
 from tests.flows.test_review_e2e import SPLIT, _repo

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from flows.cli import main
+from flows.cli.main import main
 from reviewflow.git.models import Change, DiffMode
 from tests.git.conftest import by_path, collect, texts
 from tests.gitutil import GitRepo

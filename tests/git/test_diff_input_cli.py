@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from flows.cli import main
+from flows.cli.main import main
 from tests.git.gitapply import git_numstat
 from tests.gitutil import GitRepo
 

@@ -7,7 +7,7 @@ import json
 import jsonschema
 import pytest
 
-from flows.cli import main
+from flows.cli.main import main
 from reviewflow.report.outcome import build_report, report_schema
 from tests.report.samples import make_outcome
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from flows.cli import main
+from flows.cli.main import main
 from reviewflow.ci import ci_variables
 from reviewflow.errors import GitError, RulesError, TrustError
 from reviewflow.rules import RuleLayer, choose_trusted_ref, is_ci, load_rules

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 
-def server_pids(under: Path, modules: tuple[str, ...] = ("flows.server_main",)) -> list[int]:
+def server_pids(under: Path, modules: tuple[str, ...] = ("flows.local.server_main",)) -> list[int]:
     """Managed server processes (or others run as `modules`) whose home lies under `under`."""
     pids = []
     for entry in Path("/proc").iterdir():
@@ -33,6 +33,6 @@ def server_pids(under: Path, modules: tuple[str, ...] = ("flows.server_main",)) 
 def _kill_leftover_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     base = tmp_path_factory.getbasetemp()
     yield
-    for pid in server_pids(base, ("flows.server_main", "flows.warm_main")):
+    for pid in server_pids(base, ("flows.local.server_main", "flows.cli.warm")):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)

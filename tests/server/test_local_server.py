@@ -23,17 +23,11 @@ from typing import Any
 import pytest
 from prefect.settings import Settings
 
-from flows import local_server
-from flows.cli import main
-from flows.local_server import (
-    PREPARING_NOTE,
-    ApiTarget,
-    ensure_api,
-    prefect_home,
-    run_with_server,
-    stop_server,
-)
-from flows.server_process import (
+from flows.cli.main import main
+from flows.local import api as local_api
+from flows.local.api import PREPARING_NOTE, ApiTarget, ensure_api, run_with_server
+from flows.local.control import stop_server
+from flows.local.process import (
     STATE_FILE,
     Booting,
     ServerError,
@@ -42,6 +36,7 @@ from flows.server_process import (
     wait_ready,
     write_state,
 )
+from flows.local.settings import PrefectEnvironment, prefect_home
 from tests.server.conftest import server_pids
 
 SECRET = "sk-test-secret-model-key"
@@ -158,7 +153,10 @@ def test_flow_runs_task_runs_and_artifacts_are_on_the_server(
     assert url is not None
     done = subprocess.run(
         [sys.executable, str(Path(__file__).with_name("probe_flow.py"))],
-        env={**os.environ, **target.env},
+        env={
+            **os.environ,
+            **PrefectEnvironment.for_run(verbose=False, api=target.env, removed=()).variables,
+        },
         capture_output=True,
         text=True,
         check=False,
@@ -204,7 +202,7 @@ def test_server_of_another_prefect_version_is_replaced(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     old = _pid(_ensure(home))
-    monkeypatch.setattr(local_server, "prefect_version", lambda: "0.0.1")
+    monkeypatch.setattr(local_api, "prefect_version", lambda: "0.0.1")
     new = _ensure(home)
     assert _pid(new) != old
     assert _gone(old, within=1.0)  # waited for before its database was reused
@@ -222,7 +220,7 @@ def test_a_killed_server_is_replaced_and_the_run_it_broke_retried_once(home: Pat
         calls.append(target.url)
         return str(_get(f"{target.url}/admin/version"))
 
-    assert run_with_server(target, call) == local_server.prefect_version()
+    assert run_with_server(target, call) == local_api.prefect_version()
     assert len(calls) == 2
     assert _pid(target) != old
     assert server_pids(home) == [_pid(target)]
@@ -290,7 +288,7 @@ def test_three_concurrent_cold_starts_spawn_one_server_which_exits_when_idle(
 ) -> None:
     stop_server(home)
     script = (
-        "import os, sys; from pathlib import Path; from flows.local_server import ensure_api; "
+        "import os, sys; from pathlib import Path; from flows.local.api import ensure_api; "
         "t = ensure_api(Path(sys.argv[1]), os.environ, ci=False, reuse=True, idle_minutes=0.1); "
         "print(t.state.pid)"
     )
@@ -312,7 +310,7 @@ def test_user_api_url_starts_nothing(tmp_path: Path) -> None:
     env = {**_env(), "PREFECT_API_URL": "http://127.0.0.1:9/api"}
     target = ensure_api(tmp_path, env, ci=True, reuse=False, preload=preloaded.append)
     assert (target.url, target.state, target.stop_at_end) == (None, None, False)
-    assert "PREFECT_API_URL" not in target.env and target.env["DO_NOT_TRACK"] == "1"
+    assert target.env == {}  # the user's own API: nothing to set
     assert preloaded == [target.env]
     assert not prefect_home(tmp_path).exists()
     target.close()

@@ -22,10 +22,13 @@ from typing import Any
 
 import pytest
 
-from flows import warm
-from flows.cli import main
-from flows.local_server import PREPARING_NOTE, prefect_home, stop_server
-from flows.server_process import read_state
+from flows.cli.main import main
+from flows.local.api import PREPARING_NOTE
+from flows.local.control import stop_server
+from flows.local.process import read_state
+from flows.local.settings import prefect_home
+from flows.local.warm import client as warm_client
+from flows.local.warm import state as warm
 from tests.flows.reviewer import ScriptedReviewer
 from tests.gitutil import GitRepo
 from tests.server.test_local_server import _gone
@@ -49,7 +52,7 @@ FINDING = {
 HEAVY = ("prefect", "openai", "anthropic", "google.genai", "pydantic")
 # Runs the CLI as the `reviewflow` script does, then records which of those it imported.
 CLI_RECORDING_IMPORTS = (
-    "import sys; from flows.warm import entry; code = entry(sys.argv[2:]); "
+    "import sys; from flows.cli.entry import entry; code = entry(sys.argv[2:]); "
     f"open(sys.argv[1], 'w').write(repr(sorted(m for m in {HEAVY!r} if m in sys.modules))); "
     "sys.stdout.flush(); raise SystemExit(code)"
 )
@@ -325,8 +328,8 @@ def test_server_stop_stops_the_warm_process(
     ("replies", "code", "stderr"),
     [
         ([], None, ""),  # the warm process was exiting: the CLI runs the review itself
-        ([warm.TAKEN, b"1\n"], 1, ""),
-        ([warm.TAKEN], 2, warm.ENDED_UNEXPECTEDLY.format(log="LOG")),
+        ([warm_client.TAKEN, b"1\n"], 1, ""),
+        ([warm_client.TAKEN], 2, warm_client.ENDED_UNEXPECTEDLY.format(log="LOG")),
     ],
 )
 def test_the_cli_side_of_a_hand_over(
@@ -352,7 +355,7 @@ def test_the_cli_side_of_a_hand_over(
 
         thread = threading.Thread(target=answer)
         thread.start()
-        assert warm._converse(cli, ["review", "--repo", "."], Path("LOG")) == code
+        assert warm_client._converse(cli, ["review", "--repo", "."], Path("LOG")) == code
         thread.join()
     assert capsys.readouterr().err == stderr
     (header,) = answered

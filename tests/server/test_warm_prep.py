@@ -1,4 +1,4 @@
-"""What the warm process builds once for its review children (`flows.warm_prep`)."""
+"""What the warm process builds once for its review children (`flows.local.warm.prep`)."""
 
 from __future__ import annotations
 
@@ -8,16 +8,16 @@ import jinja2
 import pytest
 
 import reviewflow
-from flows import warm_prep
-from flows.review import review_flow, threaded_review
-from flows.warm import warm_env
-from flows.warm_prep import (
+from flows.local.warm import prep as warm_prep
+from flows.local.warm.client import warm_env
+from flows.local.warm.prep import (
     DEFERRED_MODELS,
     adopt_settings,
     deferred_models,
     prepare_run,
     settings_inputs,
 )
+from flows.review import review_flow, threaded_review
 from reviewflow.config import Config
 from reviewflow.prompts import _environment, preload_templates
 from reviewflow.providers import anthropic, gemini, openai  # noqa: F401 - their SDKs' models
@@ -64,14 +64,13 @@ def test_a_review_child_reads_the_settings_again_only_when_their_inputs_differ(
     monkeypatch.setattr(warm_prep, "refresh_global_settings_context", lambda: calls.append("s"))
     monkeypatch.setattr(warm_prep, "setup_logging", lambda incremental: calls.append("l"))
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(warm_prep, "_inputs", settings_inputs())
-    adopt_settings()
+    inputs = settings_inputs()
+    adopt_settings(inputs)
     assert calls == []
     monkeypatch.setenv("PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL", "INFO")  # e.g. --verbose
-    adopt_settings()
+    adopt_settings(inputs)
     assert calls == ["s", "l"]
-    monkeypatch.setattr(warm_prep, "_inputs", None)  # the warm process's cwd had a prefect.toml
-    adopt_settings()
+    adopt_settings(None)  # the warm process's cwd had a prefect.toml
     assert calls == ["s", "l"] * 2
 
 

@@ -1,15 +1,15 @@
-"""The local Prefect server reviewflow manages and reuses between runs (see README).
+"""The Prefect API a local run uses: the user's own, or the server reviewflow manages.
 
 `ensure_api` is called by the review command before it imports Prefect: it returns the API
 to use — the user's own `PREFECT_API_URL`, or a server of our own under the reviewflow home,
-started on first use and kept alive for `idle_minutes`.
+started on first use and kept alive for `idle_minutes` — and has `preload` import Prefect
+with the run's environment, beside a cold server's boot.
 """
 
 from __future__ import annotations
 
 import atexit
 import gc
-import importlib.metadata
 import sys
 import threading
 from collections.abc import Callable, Mapping
@@ -17,9 +17,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
-from flows.server_process import (
+from flows.local.process import (
     DATABASE_FILE,
-    LOG_FILE,
     ServerState,
     forget_state,
     inherited_env,
@@ -27,43 +26,23 @@ from flows.server_process import (
     is_serving,
     locked,
     read_state,
-    server_version,
     spawn,
     stop_process,
     wait_ready,
     write_state,
 )
+from flows.local.settings import DEFAULT_IDLE_MINUTES, prefect_home, prefect_version
 
 T = TypeVar("T")
 Preload = Callable[[Mapping[str, str]], object]
-DEFAULT_IDLE_MINUTES = 10.0
 _DRAIN_S = 10.0
 PREPARING_NOTE = "reviewflow: preparing the local Prefect database (first run only)\n"
-# Prefect must never phone home from this tool, and its logs stay off the terminal. Without
-# --verbose, a task run's INFO lines ("Finished in state Completed()", one per task run: its
-# state says the same) are not sent to the API either; its warnings and errors are. That saves
-# ~0.7 ms of the 7-10 ms of CPU a task run costs here, and a database row per task run.
-TELEMETRY_OFF = {"DO_NOT_TRACK": "1", "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
-QUIET_LOGS = {
-    "PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL": "CRITICAL",
-    "PREFECT_SERVER_LOGGING_LEVEL": "CRITICAL",
-    "PREFECT_LOGGING_LOGGERS_PREFECT_TASK_RUNS_LEVEL": "WARNING",
-}
-
-
-def prefect_home(home: Path) -> Path:
-    """The managed server's Prefect home: under the reviewflow home, never `~/.prefect`."""
-    return home / "prefect"
-
-
-def prefect_version() -> str:
-    """The installed Prefect's version, read without importing Prefect."""
-    return importlib.metadata.version("prefect")
 
 
 @dataclass
 class ApiTarget:
-    """The Prefect API a run uses. `env` must be exported before Prefect is imported."""
+    """The Prefect API a run uses. `env` (the managed server's `PREFECT_API_URL` and
+    `PREFECT_HOME`; empty for the user's own API) must be exported before Prefect is imported."""
 
     url: str | None  # PREFECT_API_URL to set; None when the user's own is used
     env: dict[str, str]
@@ -108,7 +87,6 @@ def ensure_api(
     ci: bool,
     reuse: bool,
     idle_minutes: float = DEFAULT_IDLE_MINUTES,
-    verbose: bool = False,
     preload: Preload | None = None,
 ) -> ApiTarget:
     """The API for one CLI run; starts the managed server if needed.
@@ -119,12 +97,11 @@ def ensure_api(
     """
     atexit.unregister(gc.freeze)
     atexit.register(gc.freeze)
-    quiet = {} if verbose else dict(QUIET_LOGS)
     preloader = _Preloader(preload)
     if env.get("PREFECT_API_URL"):
-        target = ApiTarget(None, {**TELEMETRY_OFF, **quiet})
+        target = ApiTarget(None, {})
     else:
-        target = ApiTarget("", {**TELEMETRY_OFF, **quiet}, prefect_home(home), inherited_env(env))
+        target = ApiTarget("", {}, prefect_home(home), inherited_env(env))
         started = _ensure_server(target, env, idle_minutes, preloader.begin)
         target.stop_at_end = started and (ci or not reuse)
     preloader.finish(target.env)
@@ -230,56 +207,3 @@ def revive(target: ApiTarget) -> None:
     stop_at_end = target.stop_at_end
     started = _ensure_server(target, target.inherited, target.state.idle_minutes)
     target.stop_at_end = stop_at_end or started
-
-
-@dataclass(frozen=True)
-class ServerStatus:
-    """What `reviewflow server status` shows."""
-
-    home: Path
-    state: ServerState | None
-    running: bool
-    warm_pid: int | None = None  # the warm review process (flows.warm), if one runs
-
-    def render(self) -> str:
-        log = self.home / LOG_FILE
-        warm = f"warm review process: pid {self.warm_pid}" if self.warm_pid else "no warm process"
-        if not self.running or self.state is None:
-            return f"not running (Prefect home: {self.home})\n{warm}\n"
-        ui = self.state.url.removesuffix("/api")
-        return (
-            f"running: pid {self.state.pid}, Prefect {self.state.prefect_version}, "
-            f"exits after {self.state.idle_minutes:g} idle minutes\n"
-            f"open {ui} in a browser to see flow runs, task runs and artifacts\n"
-            f"or: PREFECT_API_URL={self.state.url} prefect flow-run ls\n"
-            f"{warm}\nPrefect home: {self.home}\nlog: {log}\n"
-        )
-
-
-def server_status(home: Path) -> ServerStatus:
-    """The managed server of the reviewflow home `home`, if one is running."""
-    from flows.warm import warm_pid
-
-    phome = prefect_home(home)
-    state = read_state(phome)
-    running = state is not None and is_ours(state) and server_version(state.url) is not None
-    return ServerStatus(phome, state, running, warm_pid(phome))
-
-
-def stop_server(home: Path) -> ServerState | None:
-    """Stop the managed server of `home` and its warm process; the server's state, or None."""
-    from flows.warm import stop_warm
-
-    phome = prefect_home(home)
-    if not phome.exists():
-        return None
-    stop_warm(phome)
-    drain_prefect()
-    with locked(phome):
-        state = read_state(phome)
-        if state is None:
-            return None
-        running = is_ours(state)
-        stop_process(state)
-        forget_state(phome, state.instance)
-    return state if running else None

@@ -1,4 +1,4 @@
-"""The managed local Prefect server process (started by `flows.local_server`, never by hand).
+"""The managed local Prefect server process (started by `flows.local.api`, never by hand).
 
 It serves Prefect's own API app and UI, with its services, as `prefect server start` does
 (a service records task runs from events), on a socket the CLI bound and handed over, and
@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from flows.server_process import forget_state
+from flows.local.process import LOCK_FILE, forget_state
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -64,7 +64,7 @@ def _watch_idle(tracker: IdleTracker, server: Any, args: argparse.Namespace) -> 
     """Stop the server once idle; the lock is taken first and kept until the process exits,
     so a CLI that holds it (checking health, which counts as a request) never races the exit."""
     step = min(1.0, max(args.idle_seconds / 4, 0.05))
-    lock = open(args.home / "server.lock", "a+")  # noqa: SIM115 - held until process exit
+    lock = open(args.home / LOCK_FILE, "a+")  # noqa: SIM115 - held until process exit
     while not server.should_exit:
         time.sleep(step)
         if tracker.idle_for() < args.idle_seconds:

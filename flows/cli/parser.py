@@ -99,6 +99,11 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="stop the local Prefect server this run starts when it ends (always so in CI)",
     )
+    prefect.add_argument(
+        "--no-warm",
+        action="store_true",
+        help="run the review in this process, not in the warm review process (and start none)",
+    )
 
 
 # (name, one-line help, description, examples) for each `config` action.

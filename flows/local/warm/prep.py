@@ -85,17 +85,17 @@ DEFERRED_MODELS = {
     ),
 }  # fmt: skip
 Inputs = tuple[object, ...]
-_inputs: Inputs | None = None  # the warm process's settings inputs, as its children inherit
 
 
-def prepare() -> None:
-    """In the warm process, after its imports: everything a review child would build first."""
-    global _inputs
+def prepare() -> Inputs | None:
+    """In the warm process, after its imports: everything a review child would build first.
+    Returns what its Prefect settings were read from (`settings_inputs`), for `adopt_settings`."""
     refresh_global_settings_context()
     setup_logging(incremental=False)
-    _inputs = settings_inputs()
+    inputs = settings_inputs()
     _root_heartbeat_off()
     prepare_run(ReviewSettings.model_fields["concurrency"].default, tuple(PROVIDERS))
+    return inputs
 
 
 def prepare_run(concurrency: int | None, protocols: Iterable[str]) -> None:
@@ -124,10 +124,10 @@ def deferred_models() -> list[type[pydantic.BaseModel]]:
     return found
 
 
-def adopt_settings() -> None:
+def adopt_settings(inputs: Inputs | None) -> None:
     """In a review child, its environment adopted: Prefect's settings and logging read again,
-    unless the warm process read them from the same inputs."""
-    if _inputs is not None and settings_inputs() == _inputs:
+    unless the warm process read them from the same `inputs` (`prepare`'s)."""
+    if inputs is not None and settings_inputs() == inputs:
         return
     refresh_global_settings_context()
     setup_logging(incremental=False)

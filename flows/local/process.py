@@ -29,9 +29,9 @@ STATE_FILE = "server.json"
 LOCK_FILE = "server.lock"
 LOG_FILE = "server.log"
 DATABASE_FILE = "prefect.db"
-_SERVER_MODULE = "flows.server_main"
+_SERVER_MODULE = "flows.local.server_main"
 R = TypeVar("R")
-_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+_PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 # What the server inherits from the CLI's environment; everything else (model keys, tokens,
 # the user's own PREFECT_* settings) stays behind.
 _INHERITED = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ")

@@ -16,8 +16,7 @@ import traceback
 from collections.abc import Mapping
 from pathlib import Path
 
-STARTUP_TIMEOUT_VAR = "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"
-STARTUP_TIMEOUT_DEFAULT = "90"  # Prefect's own 20 s is too short for a first start on 2 cores
+from flows.local.settings import STARTUP_TIMEOUT_DEFAULT, STARTUP_TIMEOUT_VAR
 
 _UNREACHABLE = re.compile(r"Failed to reach API at (\S+?)\.?(?:\s|$)")
 _NO_SERVER = "Timed out while attempting to connect to ephemeral Prefect API server"

@@ -1,0 +1,98 @@
+"""The `reviewflow` commands other than `review`: rules, config, schema, server, version."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from reviewflow.config import (
+    config_as_dict,
+    config_path,
+    get_value,
+    home_dir,
+    load_config,
+    set_value,
+)
+from reviewflow.config.schema import Config
+
+
+def cmd_rules_check(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    from reviewflow.report.rulecheck import check_path, render_check
+
+    result = check_path(Path(args.repo), args.path, args.custom_rule, home_dir(env), env)
+    if args.json:
+        sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(render_check(result))
+    return 0
+
+
+def cmd_config(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    home = home_dir(env)
+    action = args.config_action
+    if action == "path":
+        sys.stdout.write(f"{config_path(home)}\n")
+        return 0
+    if action == "set":
+        path = set_value(home, args.key, args.value)
+        sys.stdout.write(f"set {args.key} in {path}\n")
+        return 0
+    config = load_config(home, env)
+    if action == "show":
+        import yaml
+
+        sys.stdout.write(yaml.safe_dump(config_as_dict(config), sort_keys=False))
+        return 0
+    if action == "get":
+        sys.stdout.write(config_text(get_value(config, args.key)) + "\n")
+        return 0
+    return _config_test(config)
+
+
+def config_text(value: Any) -> str:
+    """A value as `config get` prints it: as `config set` takes it (true, a,b, empty for null)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return ",".join(value) if isinstance(value, list) else str(value)
+
+
+def _config_test(config: Config) -> int:
+    from reviewflow.providers.doctor import check_model
+
+    report = check_model(config)
+    sys.stdout.write(report.render() + "\n")
+    return report.exit_code
+
+
+def cmd_schema() -> int:
+    from reviewflow.report.outcome import report_schema
+
+    sys.stdout.write(json.dumps(report_schema(), indent=2) + "\n")
+    return 0
+
+
+def cmd_server(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    from flows.local.control import server_status, stop_server
+
+    if args.server_action == "status":
+        sys.stdout.write(server_status(home_dir(env)).render())
+        return 0
+    stopped = stop_server(home_dir(env))
+    sys.stdout.write(f"stopped (pid {stopped.pid})\n" if stopped else "not running\n")
+    return 0
+
+
+def cmd_version() -> int:
+    from reviewflow.version import version_info
+
+    info = version_info()
+    sys.stdout.write(
+        f"reviewflow {info['version']} (commit {info['commit']}, build time {info['build_time']})\n"
+    )
+    return 0

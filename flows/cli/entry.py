@@ -1,0 +1,42 @@
+"""The `reviewflow` console script (and `python -m flows.cli`, `python -m flows.review`).
+
+A review that a warm process may take is handed over before the CLI's own imports (pydantic
+and the config schema, ~0.3 s); the child then decides everything else as the CLI would
+(`prefect.server_reuse` included). Anything else, or a review no warm process takes, runs
+`flows.cli.main.main` here.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+
+from flows.local.warm.client import hand_over
+from reviewflow.ci import ci_variables
+from reviewflow.home import home_dir
+
+# A review with one of these never goes to the warm process.
+_NOT_HANDED_OVER = {"--preview", "--no-server-reuse", "--no-warm", "-h", "--help"}
+
+
+def entry(argv: Sequence[str] | None = None) -> int:
+    """Run the `reviewflow` command `argv` (default: this process's arguments)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if may_hand_over(args, os.environ):
+        code = hand_over(home_dir(os.environ), args)
+        if code is not None:
+            return code
+    from flows.cli.main import main
+
+    return main(args)
+
+
+def may_hand_over(args: Sequence[str], env: Mapping[str, str]) -> bool:
+    """A review through the managed server in reuse mode, as far as argv and env tell."""
+    return (
+        args[:1] == ["review"]
+        and not _NOT_HANDED_OVER & set(args)
+        and not env.get("PREFECT_API_URL")
+        and not ci_variables(env)
+    )

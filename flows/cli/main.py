@@ -1,0 +1,77 @@
+"""`reviewflow` commands run in this process; every failure is one line and an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from flows.cli.commands import cmd_config, cmd_rules_check, cmd_schema, cmd_server, cmd_version
+from flows.cli.failures import describe_failure, record_traceback, run_log_path
+from flows.cli.parser import build_parser, missing_action
+from flows.cli.review import cmd_review
+from flows.local.warm.child import ForkedReview
+from reviewflow.config import home_dir
+from reviewflow.errors import ReviewError
+
+
+def main(argv: Sequence[str] | None = None, forked: ForkedReview | None = None) -> int:
+    """Run one command; errors become one line on stderr and an exit code (never 1).
+
+    `forked` is set when a warm process's child runs the command (`flows.local.warm.child`).
+    """
+    args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # what a warm process is given
+    if missing_action(args):  # `reviewflow`, `reviewflow config`: the help, and exit 2
+        args.help_parser.print_help()
+        return 2
+    env = dict(os.environ)
+    log = run_log_path(home_dir(env))
+    try:
+        return _dispatch(args, env, log, forked)
+    except ReviewError as exc:
+        sys.stderr.write(f"reviewflow: error: {one_line(str(exc))}\n")
+        return exc.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("reviewflow: cancelled\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the last resort: exit 2 and one line, never 1
+        return _unexpected(exc, log, verbose=getattr(args, "verbose", False))
+
+
+def _dispatch(
+    args: argparse.Namespace, env: Mapping[str, str], log: Path, forked: ForkedReview | None
+) -> int:
+    if args.command == "review":
+        return cmd_review(args, env, log, forked)
+    if args.command == "rules":
+        return cmd_rules_check(args, env)
+    if args.command == "config":
+        return cmd_config(args, env)
+    if args.command == "schema":
+        return cmd_schema()
+    if args.command == "server":
+        return cmd_server(args, env)
+    return cmd_version()
+
+
+def _unexpected(exc: Exception, log: Path, *, verbose: bool) -> int:
+    """An environment failure or a bug: the traceback to the log (and stderr if verbose)."""
+    details = record_traceback(exc, log)
+    if verbose:
+        traceback.print_exception(exc, file=sys.stderr)
+    sys.stderr.write(f"reviewflow: error: {describe_failure(exc, os.environ, details)}\n")
+    return 2
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split()) or "unknown error"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

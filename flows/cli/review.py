@@ -1,0 +1,237 @@
+"""`reviewflow review`: a preview, or a review run here or handed to the warm process.
+
+Prefect is imported only when a real review starts, with the environment `PrefectEnvironment`
+gives it, and the review flow runs on the Prefect API `flows.local.api` finds or starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from flows.cli.failures import log_to_file
+from flows.local.api import ApiTarget, ensure_api, run_with_server
+from flows.local.settings import PrefectEnvironment
+from flows.local.warm.child import ForkedReview
+from flows.local.warm.client import hand_over, start_warm
+from reviewflow.config import (
+    KEY_ENV_VARS,
+    Config,
+    OutputSettings,
+    TaskRunner,
+    home_dir,
+    load_config,
+    report_off,
+)
+from reviewflow.errors import ConfigError, OutputError
+from reviewflow.fsutil import check_output, write_output
+from reviewflow.request import ReviewRequest
+
+if TYPE_CHECKING:
+    from reviewflow.report.outcome import ReviewRun
+    from reviewflow.select.scope import Scope
+
+WARM_PROGRAM = "flows.cli.warm"  # the warm process's program (`start_warm`)
+
+_FLAG_KEYS: dict[str, tuple[str, str]] = {
+    "concurrency": ("review", "concurrency"),
+    "context_lines": ("review", "context_lines"),
+    "max_tool_rounds": ("review", "max_tool_rounds"),
+    "max_context_tool_calls": ("review", "max_context_tool_calls"),
+    "max_chunk_tokens": ("review", "max_chunk_tokens"),
+    "confidence_threshold": ("review", "confidence_threshold"),
+    "max_file_bytes": ("review", "max_file_bytes"),
+    "fail_on": ("review", "fail_on"),
+    "task_runner": ("review", "task_runner"),
+    "dask_address": ("review", "dask_address"),
+    "protocol": ("model", "protocol"),
+    "model_name": ("model", "name"),
+    "endpoint": ("model", "endpoint"),
+    "timeout": ("model", "timeout"),
+    "json_path": ("output", "json"),
+    "markdown": ("output", "markdown"),
+    "sarif": ("output", "sarif"),
+    "gitlab": ("output", "gitlab"),
+    "console": ("output", "console"),
+    "language": ("output", "language"),
+    "report_dir": ("output", "report_dir"),
+}
+
+
+def flag_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """Config overrides from review flags, in the config file's shape."""
+    out: dict[str, dict[str, Any]] = {}
+    for attr, (section, key) in _FLAG_KEYS.items():
+        value = getattr(args, attr, None)
+        if value is not None:
+            out.setdefault(section, {})[key] = value
+    if getattr(args, "no_progress", False):
+        out.setdefault("output", {})["progress"] = False
+    return out
+
+
+def request_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> ReviewRequest:
+    from reviewflow.ci import ci_variables
+
+    return ReviewRequest.from_flags(
+        str(Path(args.repo).resolve()),
+        commit=args.commit,
+        from_ref=args.from_ref,
+        to_ref=args.to_ref,
+        diff_source=args.diff_source,
+        custom_rule=str(Path(args.custom_rule).resolve()) if args.custom_rule else None,
+        trusted_ref=args.trusted_ref,
+        no_cache=args.no_cache,
+        home=str(home_dir(env)),
+        ci_variables=ci_variables(env),
+    )
+
+
+def cmd_review(
+    args: argparse.Namespace, env: Mapping[str, str], log: Path, forked: ForkedReview | None
+) -> int:
+    request = request_from_args(args, env)
+    config = load_config(home_dir(env), env, flag_overrides(args))
+    if args.preview:
+        return run_preview(request, config, args.json_path)
+    # The managed server in reuse mode: a warm process may run the review (no Prefect import).
+    warm_ok = forked is None and uses_warm(args, config, request, env)
+    if warm_ok and (code := hand_over(Path(request.home), args.argv)) is not None:
+        return code
+    from reviewflow.providers.factory import check_settings
+    from reviewflow.select.scope import collect, select
+
+    check_settings(config.model)  # a placeholder model or a missing key fails before Prefect
+    check_outputs(config.output, home_dir(env))
+    with stdin_saved(request) as effective:
+        # Bad input (repository, refs, diff, rules, trust) fails here with one line, before
+        # Prefect starts its API; the flow's own tasks then repeat this cheap front half.
+        scope = select(
+            collect(effective, config.review.context_lines), effective, config.review.max_file_bytes
+        )
+        with local_api(args, config, request, env) as target:
+            if forked is not None:  # Prefect was imported before this review's environment
+                forked.adopt_settings()
+            log_to_file("prefect", log)
+            run = run_with_server(target, lambda: _run_here(effective, config, scope, env))
+            if warm_ok and target.state is not None:  # for the next review
+                start_warm(Path(request.home), os.environ, target.state, WARM_PROGRAM)
+            return _print_outcome(run, config, env)
+
+
+def _run_here(
+    request: ReviewRequest, config: Config, scope: Scope, env: Mapping[str, str]
+) -> ReviewRun:
+    """The review flow in this process, with live progress on stderr (sized by `scope`)."""
+    from flows.review import heartbeat_off, run_review
+    from reviewflow.report.progress import ProgressDisplay
+
+    files = len(scope.selection.kept)
+    with (
+        ProgressDisplay(sys.stderr, env, files, enabled=config.output.progress) as progress,
+        heartbeat_off(),
+    ):
+        return run_review(request, config, progress=progress)
+
+
+def _print_outcome(run: ReviewRun, config: Config, env: Mapping[str, str]) -> int:
+    """The console report (on stderr when a report file goes to stdout), then the exit code."""
+    from reviewflow.report.console import make_console, print_console
+
+    stream = sys.stderr if config.output.to_stdout else sys.stdout  # stdout: that report alone
+    print_console(run.outcome, config.output.console, make_console(stream, env), run.written)
+    if run.report_error:
+        raise OutputError(run.report_error)
+    return run.exit_code
+
+
+def uses_warm(
+    args: argparse.Namespace, config: Config, request: ReviewRequest, env: Mapping[str, str]
+) -> bool:
+    """True when this review may use a warm process: the managed server in reuse mode, and
+    neither `--no-warm` nor `prefect.warm_process: false`."""
+    return not (
+        env.get("PREFECT_API_URL")
+        or request.ci_variables
+        or args.no_server_reuse
+        or args.no_warm
+        or not config.prefect.server_reuse
+        or not config.prefect.warm_process
+    )
+
+
+def local_api(
+    args: argparse.Namespace, config: Config, request: ReviewRequest, env: Mapping[str, str]
+) -> ApiTarget:
+    """The Prefect API this review talks to: `PREFECT_API_URL` when set, else the managed local
+    server (started if needed; importing Prefect overlaps its boot)."""
+
+    def preload(api: Mapping[str, str]) -> None:
+        verbose, removed = args.verbose, KEY_ENV_VARS
+        environment = PrefectEnvironment.for_run(verbose=verbose, api=api, removed=removed)
+        environment.apply(os.environ)  # before Prefect is imported: it reads them at import
+        from flows.local.warm.prep import prepare_run  # imports Prefect (~3 s here)
+
+        threaded = config.review.task_runner is TaskRunner.THREAD
+        prepare_run(config.review.concurrency if threaded else None, [config.model.protocol.value])
+
+    return ensure_api(
+        Path(request.home),
+        env,
+        ci=bool(request.ci_variables),
+        reuse=config.prefect.server_reuse and not args.no_server_reuse,
+        idle_minutes=config.prefect.server_idle_minutes,
+        preload=preload,
+    )
+
+
+def check_outputs(output: OutputSettings, home: Path) -> None:
+    """Report paths that cannot be written fail now, not after the model has been paid."""
+    if len(output.to_stdout) > 1:
+        both = " and ".join(output.to_stdout)
+        raise ConfigError(f"the {both} reports go to stdout ('-'): at most one report can")
+    directory = Path(output.report_dir).expanduser() if output.report_dir else home / "reports"
+    check_output(directory, directory=True)
+    for setting in output.reports.values():
+        if setting and Path(setting).expanduser().is_absolute():  # relative: the review's own dir
+            check_output(setting)
+
+
+@contextlib.contextmanager
+def stdin_saved(request: ReviewRequest) -> Iterator[ReviewRequest]:
+    """A diff on stdin, saved to a private temporary file that the flow's tasks can read."""
+    if request.diff_source != "-":
+        yield request
+        return
+    with tempfile.TemporaryDirectory(prefix="reviewflow-diff-") as tmpdir:
+        path = Path(tmpdir) / "stdin.diff"
+        with open(path, "wb") as handle:
+            shutil.copyfileobj(sys.stdin.buffer, handle)
+        yield request.model_copy(update={"stdin_copy": str(path)})
+
+
+def run_preview(
+    request: ReviewRequest,
+    config: Config,
+    json_path: str | None,
+) -> int:
+    """Diff, filter and rules only: no provider, no Prefect."""
+    from reviewflow.report.preview import preview_document, render_preview
+    from reviewflow.select.scope import collect, select
+
+    stdin = sys.stdin.buffer if request.diff_source == "-" else None
+    change = collect(request, config.review.context_lines, stdin)
+    scope = select(change, request, config.review.max_file_bytes)
+    doc = preview_document(scope, request)
+    if json_path and not report_off(json_path):
+        write_output(json_path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    (sys.stderr if json_path == "-" else sys.stdout).write(render_preview(doc))  # stdout: JSON
+    return 0
