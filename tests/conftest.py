@@ -44,6 +44,24 @@ _SCRUBBED = (
 )
 
 
+# Tests that start Prefect servers, workers or whole review processes: marked `slow`, so
+# `pytest -m "not slow"` is the quick loop (about a minute); CI runs everything.
+_SLOW_FIXTURES = {"prefect_harness", "_prefect_api"}
+_SLOW_DIRS = ("server",)
+_SLOW_MODULES = ("test_worker.py", "test_dask.py", "test_resume.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        path = item.path
+        if (
+            _SLOW_FIXTURES & set(getattr(item, "fixturenames", ()))
+            or path.parent.name in _SLOW_DIRS
+            or path.name in _SLOW_MODULES
+        ):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(autouse=True)
 def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Fail any test that connects, sends or resolves names beyond loopback, even if the
