@@ -73,6 +73,7 @@ def review_chunk(
     first = UserMessage(content=templates.main_user(job, chunk, guidance, budget))
     state = _State(job.path, f"chunk {chunk + 1}/{len(job.chunks)}", [first])
     _run(state, session, settings, send)
+    _check_comments(state, session)
     return ChunkResult(
         path=job.path,
         complete=bool(state.complete),
@@ -105,6 +106,23 @@ def _run(state: _State, session: ToolSession, settings: ReviewSettings, send: Se
     rounds = settings.max_tool_rounds
     message = f"the model used all {rounds} tool rounds (review.max_tool_rounds)"
     state.stop("tool_loop_limit_reached", message)
+
+
+def _check_comments(state: _State, session: ToolSession) -> None:
+    """Findings the model tried to record but could not (each was told why): when none of
+    its `code_comment` calls could be recorded, what it found is lost, so the chunk is
+    incomplete; when some could, a warning says how many were not."""
+    rejected = session.rejected_comments
+    if not rejected:
+        return
+    if not session.candidates:
+        calls = "its code_comment call" if rejected == 1 else f"all {rejected} code_comment calls"
+        message = f"no finding could be recorded: {calls} had invalid arguments"
+        state.stop("code_comment_invalid", message)
+        return
+    total = rejected + len(session.candidates)
+    message = f"{rejected} of {total} code_comment calls had invalid arguments (not recorded)"
+    state.warn("code_comment_rejected", message)
 
 
 def _request(state: _State, session: ToolSession) -> ModelRequest:

@@ -67,6 +67,7 @@ class ToolSession:
     used: int = 0
     calls: int = 0
     candidates: list[Candidate] = field(default_factory=list)
+    rejected_comments: int = 0  # code_comment calls whose arguments held no finding
     _results: dict[str, str] = field(default_factory=dict)
     _reads: dict[str, _FileRead] = field(default_factory=dict)
 
@@ -93,6 +94,7 @@ class ToolSession:
                 raise ToolError(f"unknown tool '{call.name}': use {', '.join(_names())}")
         except ToolError as err:
             status, output = "error", f"error: {err}"
+            self.rejected_comments += call.name == "code_comment"
         message = ToolResultMessage(
             tool_call_id=call.id, name=call.name, content=output, is_error=status == "error"
         )

@@ -269,3 +269,46 @@ def test_results_and_jobs_round_trip_through_json(
     job = jobs["app.py"]
     assert FileJob.model_validate_json(job.model_dump_json()) == job
     assert Snapshot.model_validate_json(snapshot.model_dump_json()) == snapshot
+
+
+def test_a_chunk_whose_findings_all_had_invalid_arguments_is_incomplete(
+    wire: WireServer, change: tuple[dict[str, FileJob], Snapshot]
+) -> None:
+    """The model meant to report two findings, but put their fields outside `finding`: each
+    call is told why, and the chunk does not claim a complete review with nothing found."""
+    flat = Call("code_comment", {**FINDING})
+    wire.script(
+        "openai",
+        [ToolCalls(flat, flat), ToolCalls(Call("task_done", {}))],
+    )
+    result = run(wire, "openai", change)
+    assert not result.complete and result.candidates == ()
+    (warning,) = result.warnings
+    assert (warning.code, warning.path) == ("code_comment_invalid", "app.py")
+    assert warning.message == (
+        "chunk 1/1: no finding could be recorded: all 2 code_comment calls had invalid arguments"
+    )
+    assert [c.status for c in result.records[0].tool_calls] == ["error", "error"]
+    assert "needs a 'finding' object" in wire.requests()[1].body["messages"][-1]["content"]
+
+
+def test_some_invalid_findings_warn_and_keep_the_valid_ones(
+    wire: WireServer, change: tuple[dict[str, FileJob], Snapshot]
+) -> None:
+    wire.script(
+        "openai",
+        [
+            ToolCalls(
+                Call("code_comment", {**FINDING}), Call("code_comment", {"finding": FINDING})
+            ),
+            ToolCalls(Call("task_done", {})),
+        ],
+    )
+    result = run(wire, "openai", change)
+    assert result.complete and len(result.candidates) == 1
+    (warning,) = result.warnings
+    assert warning.code == "code_comment_rejected"
+    assert (
+        warning.message
+        == "chunk 1/1: 1 of 2 code_comment calls had invalid arguments (not recorded)"
+    )
