@@ -8,8 +8,35 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
+
+# The most characters a finding's text field keeps (also in the report's JSON Schema): a model
+# that writes megabytes into one field must not make megabyte reports or consoles.
+TEXT_LIMITS = {
+    "file": 1_000,
+    "rule_id": 200,
+    "title": 300,
+    "problem": 4_000,
+    "evidence": 4_000,
+    "suggestion": 4_000,
+    "existing_code": 16_000,
+}
+
+
+def cut_text(text: str, limit: int) -> str:
+    """`text` if it fits in `limit` characters, else its start and a marker saying how long it
+    was, `limit` characters in all (so cutting again changes nothing)."""
+    if len(text) <= limit:
+        return text
+    marker = f" […cut: {len(text)} characters in all]"
+    return text[: max(0, limit - len(marker))] + marker
+
+
+def cut_fields(value: Any, field: str) -> Any:
+    """A text field's value bounded by `TEXT_LIMITS` (anything else unchanged)."""
+    return cut_text(value, TEXT_LIMITS[field]) if isinstance(value, str) else value
 
 
 class Severity(StrEnum):
@@ -65,3 +92,8 @@ class Candidate(BaseModel):
     suggestion: str = ""
     confidence: float | None = None
     chunk: int = 0
+
+    @field_validator(*TEXT_LIMITS, mode="before")
+    @classmethod
+    def _bounded(cls, value: Any, info: Any) -> Any:
+        return cut_fields(value, info.field_name)

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from reviewflow.findings.answers import PROMPTS, AnswerError, Question, ask, parse_array, text_field
 from reviewflow.findings.models import Finding
-from reviewflow.models import ReviewWarning
+from reviewflow.models import ReviewWarning, cut_fields
 from reviewflow.prompts import render
 from reviewflow.review.records import RequestRecord, Send
 
@@ -94,5 +94,5 @@ def _fields(item: dict[str, object], original: Finding) -> dict[str, str]:
             continue
         if not value.strip() and getattr(original, key).strip():
             raise AnswerError(f'"{key}" of {item["id"]!r} is empty')
-        fields[key] = value.strip()
+        fields[key] = cut_fields(value.strip(), key)  # model_copy does not validate
     return fields

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
-from reviewflow.models import Candidate, Category, Severity
+from reviewflow.models import TEXT_LIMITS, Candidate, Category, Severity, cut_fields
 from reviewflow.review.records import StageResult
 
 
@@ -58,6 +59,11 @@ class Finding(BaseModel):
     suggestion: str = ""
     confidence: float
     existing_code: str
+
+    @field_validator(*(TEXT_LIMITS.keys() - {"file"}), mode="before")
+    @classmethod
+    def _bounded(cls, value: Any, info: Any) -> Any:
+        return cut_fields(value, info.field_name)
 
 
 class Dropped(BaseModel):

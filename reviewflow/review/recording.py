@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from reviewflow.errors import ProviderError
 from reviewflow.providers.failures import attempts_of, one_line, usage_of
@@ -25,6 +26,17 @@ class Where:
 def bounded(text: str, limit: int = MAX_RECORDED_TEXT) -> str:
     """`text` cut to `limit` characters for a record, marked when cut."""
     return text if len(text) <= limit else text[:limit] + f"…[{len(text)} chars]"
+
+
+def bounded_arguments(value: Any, limit: int = MAX_RECORDED_TEXT) -> Any:
+    """Tool call arguments for a record: every text in them `bounded`, the shape kept."""
+    if isinstance(value, str):
+        return bounded(value, limit)
+    if isinstance(value, dict):
+        return {key: bounded_arguments(item, limit) for key, item in value.items()}
+    if isinstance(value, list):
+        return [bounded_arguments(item, limit) for item in value]
+    return value
 
 
 def send_recorded(

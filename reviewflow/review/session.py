@@ -19,7 +19,7 @@ from reviewflow.providers.messages import ToolCall, ToolResultMessage
 from reviewflow.review import tools
 from reviewflow.review.candidates import candidate_from
 from reviewflow.review.reader import Snapshot, confine
-from reviewflow.review.recording import bounded
+from reviewflow.review.recording import bounded, bounded_arguments
 from reviewflow.review.records import MAX_RECORDED_TEXT, ToolRecord
 
 Status = Literal["ok", "error", "cached"]
@@ -101,7 +101,7 @@ class ToolSession:
         record = ToolRecord(
             id=call.id,
             name=call.name,
-            arguments=call.arguments,
+            arguments=bounded_arguments(call.arguments),
             status=status,
             output=bounded(output, MAX_RECORDED_TEXT),
             duration_ms=int((time.monotonic() - clock) * 1000),
