@@ -28,6 +28,7 @@ from reviewflow.config import Config, TaskRunner
 from reviewflow.findings.finalize import Finalized
 from reviewflow.findings.localize import Localized
 from reviewflow.findings.stages import CANCELLED, ModelStages
+from reviewflow.fsutil import private_umask
 from reviewflow.providers.pool import ProviderHandle, ProviderPool, ReviewObserver
 from reviewflow.report.assemble import review_outcome
 from reviewflow.report.outcome import ReviewRun
@@ -130,11 +131,12 @@ def run_review(
     name: str | None = None,
 ) -> ReviewRun:
     """Run the review flow in this process, its key in a provider pool of this process (never a
-    parameter); `progress` is told of requests and finished files, `name` names the flow run."""
+    parameter); `progress` is told of requests and finished files, `name` names the flow run.
+    What the run writes (cached answers, reports' folders) is the user's alone."""
     flow_ = review_flow(config)
     if name:
         flow_ = flow_.with_options(flow_run_name=name)
-    with ProviderPool.from_config(config, observer=progress) as pool:
+    with private_umask(), ProviderPool.from_config(config, observer=progress) as pool:
         state = flow_(request, public_config(config), pool.handle, return_state=True)
     result = state.result(raise_on_failure=False)
     if isinstance(result, BaseException):

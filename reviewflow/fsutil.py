@@ -8,6 +8,7 @@ import re
 import stat
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from reviewflow.errors import OutputError
@@ -15,6 +16,31 @@ from reviewflow.errors import OutputError
 # This process's own descriptors: written through the descriptor itself (sharing its offset
 # with what else goes to stdout), never renamed over the file the shell holds open.
 _FD_PATH = re.compile(r"/dev/(?:std(out|err)|fd/(\d+))|/proc/self/fd/(\d+)")
+PRIVATE_UMASK = 0o077
+
+
+def private_dirs(path: Path) -> None:
+    """Create `path` and every missing parent as the user's alone (0700); existing ones are
+    left as they are. (`mkdir(parents=True, mode=...)` gives the parents the umask's mode.)"""
+    missing = []
+    for directory in (path, *path.parents):
+        if directory.is_dir():
+            break
+        missing.append(directory)
+    for directory in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            directory.mkdir(mode=0o700)
+
+
+@contextlib.contextmanager
+def private_umask() -> Iterator[None]:
+    """Everything this process creates meanwhile is the user's alone (files 0600 at most,
+    directories 0700), whoever creates it: Prefect's result files and database included."""
+    previous = os.umask(PRIVATE_UMASK)
+    try:
+        yield
+    finally:
+        os.umask(previous)
 
 
 def write_output(target: str | Path, data: bytes | str, mode: int = 0o600) -> None:
@@ -63,7 +89,7 @@ def _write(path: Path, data: bytes, mode: int) -> None:
     try:
         info = os.stat(real)
     except FileNotFoundError:
-        real.parent.mkdir(parents=True, exist_ok=True)
+        private_dirs(real.parent)
         _write_then_rename(real, data, mode)
         return
     if stat.S_ISDIR(info.st_mode):

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from flows.local.settings import STARTUP_TIMEOUT_DEFAULT, STARTUP_TIMEOUT_VAR
+from reviewflow.fsutil import private_dirs
 
 _UNREACHABLE = re.compile(r"Failed to reach API at (\S+?)\.?(?:\s|$)")
 _NO_SERVER = "Timed out while attempting to connect to ephemeral Prefect API server"
@@ -31,7 +32,7 @@ def run_log_path(home: Path) -> Path:
 def log_to_file(logger_name: str, path: Path) -> None:
     """Send a library's log records to the run's log file (created on the first record)."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dirs(path.parent)
     except OSError:
         return  # an unwritable home costs the log, not the review (tracebacks fall back to /tmp)
     handler = logging.FileHandler(path, encoding="utf-8", delay=True)
@@ -44,7 +45,7 @@ def record_traceback(exc: BaseException, path: Path) -> Path:
     text = "".join(traceback.format_exception(exc))
     for target in (path, Path(tempfile.gettempdir()) / path.name):
         try:
-            target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            private_dirs(target.parent)
             fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
             with os.fdopen(fd, "a", encoding="utf-8") as handle:
                 handle.write(text)

@@ -16,6 +16,7 @@ from flows.cli.review import cmd_review
 from flows.local.warm.child import ForkedReview
 from reviewflow.config import home_dir
 from reviewflow.errors import ReviewError
+from reviewflow.home import secure_home
 
 
 def main(argv: Sequence[str] | None = None, forked: ForkedReview | None = None) -> int:
@@ -29,8 +30,11 @@ def main(argv: Sequence[str] | None = None, forked: ForkedReview | None = None) 
         args.help_parser.print_help()
         return 2
     env = dict(os.environ)
-    log = run_log_path(home_dir(env))
+    home = home_dir(env)
+    log = run_log_path(home)
     try:
+        for note in secure_home(home):  # a home left readable by others, from before
+            sys.stderr.write(f"reviewflow: note: {note}\n")
         return _dispatch(args, env, log, forked)
     except ReviewError as exc:
         sys.stderr.write(f"reviewflow: error: {one_line(str(exc))}\n")

@@ -32,7 +32,7 @@ from reviewflow.config import (
     report_off,
 )
 from reviewflow.errors import ConfigError, OutputError
-from reviewflow.fsutil import check_output, write_output
+from reviewflow.fsutil import check_output, private_umask, write_output
 from reviewflow.request import ReviewRequest
 
 if TYPE_CHECKING:
@@ -106,6 +106,21 @@ def cmd_review(
     warm_ok = forked is None and uses_warm(args, config, request, env)
     if warm_ok and (code := hand_over(Path(request.home), args.argv)) is not None:
         return code
+    with private_umask():  # the server, its database, cached answers, logs: the user's alone
+        return _review(args, env, log, request, config, forked=forked, warm_ok=warm_ok)
+
+
+def _review(
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    log: Path,
+    request: ReviewRequest,
+    config: Config,
+    *,
+    forked: ForkedReview | None,
+    warm_ok: bool,
+) -> int:
+    """The review itself: its inputs checked, then the flow on the Prefect API it finds."""
     from reviewflow.providers.factory import check_settings
     from reviewflow.select.scope import collect, select
 

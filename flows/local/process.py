@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from reviewflow.errors import ReviewError
-from reviewflow.fsutil import write_output
+from reviewflow.fsutil import private_dirs, write_output
 
 STATE_FILE = "server.json"
 LOCK_FILE = "server.lock"
@@ -118,7 +118,7 @@ def locked(home: Path, name: str = LOCK_FILE, *, wait: bool = True) -> Iterator[
     """Hold a lock of the managed home (by default the server's: one process at a time checks,
     starts or stops it); without `wait`, yields False at once when another process holds it."""
     try:
-        home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        private_dirs(home)
         handle = open(home / name, "a+")  # noqa: SIM115 - closed below, after the lock
     except OSError as exc:
         raise ServerError(

@@ -18,7 +18,7 @@ from reviewflow.config.load import (
 from reviewflow.config.messages import known_keys
 from reviewflow.config.schema import Config
 from reviewflow.errors import ConfigError
-from reviewflow.fsutil import write_output
+from reviewflow.fsutil import private_dirs, write_output
 
 
 def get_value(config: Config, key: str) -> Any:
@@ -61,6 +61,6 @@ def set_value(home: Path, key: str, raw: str) -> Path:
     config = build_config(updated, "")
     if value is not None and key not in _TEXT_KEYS:  # as validated: `yes` is stored as true
         updated = merge(data, {section: {name: config_as_dict(config)[section][name]}})
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dirs(home)
     write_output(path, yaml.safe_dump(updated, sort_keys=False, allow_unicode=True))
     return path

@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from reviewflow.errors import ConfigError, GitError
+from reviewflow.fsutil import private_dirs
 from reviewflow.git.runner import run_git
 
 CACHE_DIR = ("cache", "repos")
@@ -42,7 +43,7 @@ def local_repository(repository: str, home: Path) -> Path:
             return path
     _check_url(repository)
     target = cache_path(repository, home)
-    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dirs(target.parent)
     with _locked(target.with_name(target.name + ".lock")):  # runs on one worker share it
         if not (target / ".git").is_dir():
             _clone(repository, target)

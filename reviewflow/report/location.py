@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePath
 
 from reviewflow.errors import OutputError
+from reviewflow.fsutil import private_dirs
 
 MAX_COLLISIONS = 1000
 _NOT_NAME = re.compile(r"[^A-Za-z0-9._]+")
@@ -36,7 +37,7 @@ def create_review_dir(parent: Path, wanted_id: str) -> tuple[Path, str]:
     """Create `parent/<wanted_id>` (mode 0700), or `-2`, `-3`, ... when taken; returns the
     directory and the review ID it holds. Race-free: the directory is created exclusively."""
     try:
-        parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dirs(parent)
     except OSError as exc:
         raise OutputError(f"cannot create report directory {parent}: {exc.strerror}") from None
     for n in range(1, MAX_COLLISIONS + 1):
@@ -69,7 +70,7 @@ def review_dir(
     if report_dir:
         target = Path(report_dir).expanduser()
         try:
-            target.mkdir(parents=True, exist_ok=True, mode=0o700)
+            private_dirs(target)
         except OSError as exc:
             raise OutputError(f"cannot create report directory {target}: {exc.strerror}") from None
         return target, wanted_id

@@ -6,6 +6,8 @@ One Prefect test API serves them all (`prefect_harness`); the model is `Scripted
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -139,9 +141,23 @@ def test_review_places_filters_and_gates(
         assert not path.is_file() or TEST_KEY.encode() not in path.read_bytes(), path
 
 
+@pytest.fixture
+def usual_umask() -> Iterator[None]:
+    """A usual umask (022): what a review writes under its home is private all the same."""
+    previous = os.umask(0o022)
+    yield
+    os.umask(previous)
+
+
 def test_second_identical_review_makes_no_request(
-    repo: GitRepo, wire: WireServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    repo: GitRepo,
+    wire: WireServer,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    rf_home: Path,
+    usual_umask: None,
 ) -> None:
+    rf_home.chmod(0o755)  # a home left readable by others, from before
     reviewer = ScriptedReviewer({"app/settings.py": [SPLIT], "app/big.py": []})
     wire.respond("openai", reviewer)
     _repo(repo.root)
@@ -165,6 +181,10 @@ def test_second_identical_review_makes_no_request(
 
     third_code, _ = _review(monkeypatch, wire, "openai", repo, "--no-cache")
     assert third_code == 1 and len(wire.requests()) == 2 * sent
+    # Cached answers hold repository source, logs may hold it too: nobody else reads them.
+    assert list((rf_home / "cache" / "results").iterdir())
+    readable = [p for p in [rf_home, *rf_home.rglob("*")] if p.stat().st_mode & 0o077]
+    assert readable == [rf_home / ".gitconfig"]  # the test's own file, not reviewflow's
 
 
 def test_failing_provider_is_incomplete_and_retried_next_time(
