@@ -177,7 +177,9 @@ def occurrence(sides: Sequence[Side], code: str, end_line: int) -> int:
 
 
 def place_by_lines(sides: Sequence[Side], start: int | None, end: int | None) -> Outcome:
-    """The supplied range, cut to the first hunk in which it overlaps an added line."""
+    """The supplied range, cut to the first hunk in which it overlaps an added line. A range
+    past the last line the change shows (99999-100000, say) is unplaced, not an unchanged
+    line: nothing says those lines exist."""
     first = start if start is not None else end
     last = end if end is not None else start
     if first is None or last is None:
@@ -189,7 +191,14 @@ def place_by_lines(sides: Sequence[Side], start: int | None, end: int | None) ->
         if any(line.added and low <= line.no <= high for line in side):
             window = tuple(line for line in side if low <= line.no <= high)
             return _placement(window, "lines")
+    if low > last_line(sides):  # past every line the change shows: nothing says they exist
+        return DropReason.UNPLACED
     return DropReason.UNCHANGED_LINE
+
+
+def last_line(sides: Sequence[Side]) -> int:
+    """The last new-side line the change shows (0 when it shows none)."""
+    return max((line.no for side in sides for line in side), default=0)
 
 
 def place(sides: Sequence[Side], candidate: Candidate) -> Outcome:

@@ -21,6 +21,7 @@ from reviewflow.findings.placement import (
     Placement,
     Side,
     hint,
+    last_line,
     locate_code,
     new_sides,
     occurrence,
@@ -77,7 +78,9 @@ def relocate_file(file: FileDiff, candidates: Sequence[Candidate], send: Send) -
         placed += more
         drops += missed
     else:
-        drops += [_miss(file.path, c, miss, "no added lines") for c, miss in pending.values()]
+        drops += [
+            _miss(file.path, c, miss, "no added lines", sides) for c, miss in pending.values()
+        ]
     placed.sort(key=lambda p: int(p.id[2:]))
     return FileFindings(
         path=file.path,
@@ -124,13 +127,21 @@ def _relocate(
             placed.append(_placed(cid, candidate, outcome, sides))
             continue
         why = "relocation failed" if asked.value is None else "relocation did not place it"
-        drops.append(_miss(file.path, candidate, worse(miss, outcome), why))
+        drops.append(_miss(file.path, candidate, worse(miss, outcome), why, sides))
     return asked, placed, drops
 
 
-def _miss(path: str, candidate: Candidate, reason: DropReason, why: str) -> Dropped:
-    where = "only on unchanged lines" if reason is DropReason.UNCHANGED_LINE else "not found"
-    return dropped(path, candidate, reason, f"{where} in the change; {why}")
+def _miss(
+    path: str, candidate: Candidate, reason: DropReason, why: str, sides: Sequence[Side]
+) -> Dropped:
+    where = "only on unchanged lines in the change"
+    if reason is not DropReason.UNCHANGED_LINE:
+        lines = [n for n in (candidate.start_line, candidate.end_line) if n is not None]
+        past = lines and min(lines) > last_line(sides)
+        span = "-".join(str(n) for n in sorted(set(lines)))
+        named = f"lines {span} are" if "-" in span else f"line {span} is"
+        where = f"{named} past the end of the change" if past else "not found in the change"
+    return dropped(path, candidate, reason, f"{where}; {why}")
 
 
 def _placed(

@@ -10,7 +10,8 @@ from reviewflow.findings.normalize import normalize_category, normalize_path
 from reviewflow.findings.placement import Placement, locate_code, new_sides, place
 from reviewflow.git.models import FileDiff, FileStatus
 from reviewflow.models import Candidate, Category
-from tests.findings.conftest import LINES, make_candidate, no_model
+from tests.findings.conftest import LINES, SendTo, make_candidate, no_model
+from tests.wire_server import Text, WireServer
 
 Make = Callable[..., Candidate]
 
@@ -146,7 +147,24 @@ def test_ids_follow_candidate_order_and_bad_fields_are_dropped_before_placing(
 def test_no_added_lines_means_no_relocation_request() -> None:
     empty = FileDiff(path="gone.py", old_path="gone.py", status=FileStatus.DELETED)
     found = relocate_file(empty, [make_candidate(file="gone.py", start_line=1)], no_model)
-    assert not found.placed and [d.reason for d in found.dropped] == [DropReason.UNCHANGED_LINE]
+    assert not found.placed
+    assert [(d.reason, d.detail) for d in found.dropped] == [
+        (DropReason.UNPLACED, "line 1 is past the end of the change; no added lines")
+    ]
+
+
+def test_lines_past_the_end_of_the_change_are_unplaced_not_unchanged(
+    change: dict[str, FileDiff], candidate: Make, wire: WireServer, send_to: SendTo
+) -> None:
+    """A model that names lines 99999-100000 named lines nothing says exist."""
+    far = candidate(start_line=99999, end_line=100000)
+    assert place(new_sides(change["app/worker.py"]), far) is DropReason.UNPLACED
+    wire.script("openai", [Text("[]")])  # relocation finds nothing either
+    (drop,) = relocate_file(change["app/worker.py"], [far], send_to("openai")).dropped
+    assert (drop.reason, drop.detail) == (
+        DropReason.UNPLACED,
+        "lines 99999-100000 are past the end of the change; relocation did not place it",
+    )
 
 
 def test_group_by_the_named_path_normalized(change: dict[str, FileDiff], candidate: Make) -> None:
