@@ -39,6 +39,42 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_ConfigLoader)  # a SafeLoader: no arbitrary objects
 
 
+# PyYAML's words for what it saw, in the words of someone editing the file.
+_YAML_WORDS = (
+    ("'<stream end>'", "the end of the file"),
+    ("<stream end>", "the end of the file"),
+    ("end of stream", "end of the file"),
+    ("<block end>", "the end of the indented block"),
+)
+_YAML_CONTEXTS = {
+    "while parsing a flow sequence": "the [ list",
+    "while parsing a flow mapping": "the { mapping",
+    "while parsing a block collection": "the indented block",
+    "while parsing a block mapping": "the indented block",
+    "while scanning a quoted scalar": "the quoted text",
+}
+
+
+def yaml_problem(exc: yaml.YAMLError, text: str) -> str:
+    """Where YAML found a problem in `text` and what it was, e.g. ` line 2: mapping values
+    are not allowed here`, or ` at its end: expected ',' or ']', but got the end of the file
+    (the [ list started on line 2)`."""
+    mark, problem = getattr(exc, "problem_mark", None), getattr(exc, "problem", None)
+    lines = len(text.splitlines())
+    where = ""
+    if mark is not None:
+        where = f" line {mark.line + 1}" if mark.line < lines else " at its end"
+    if not problem:
+        return where
+    for word, plain in _YAML_WORDS:
+        problem = problem.replace(word, plain)
+    started = getattr(exc, "context_mark", None)
+    what = _YAML_CONTEXTS.get(getattr(exc, "context", None) or "")
+    if what and started is not None and (mark is None or started.line != mark.line):
+        problem += f" ({what} started on line {started.line + 1})"
+    return f"{where}: {problem}"
+
+
 def read_config_file(path: Path) -> dict[str, Any]:
     """The raw mapping stored in a config file ({} when the file does not exist)."""
     try:
@@ -52,9 +88,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
     try:
         data = load_yaml(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"invalid YAML in {path}{where}") from exc
+        raise ConfigError(f"invalid YAML in {path}{yaml_problem(exc, text)}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

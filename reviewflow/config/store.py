@@ -49,6 +49,27 @@ def _parse_cli_value(key: str, raw: str) -> Any:
         raise ConfigError(f"invalid value for '{key}': not a valid value") from None
 
 
+_REPORT_FILES = frozenset({"output.json", "output.markdown", "output.sarif", "output.gitlab"})
+
+
+def _check_path(key: str, value: Any) -> None:
+    """A report file that is a folder, or a report folder that is a file, is refused now
+    (relative report files are placed in each review's own folder: only absolute ones are
+    checked)."""
+    if not isinstance(value, str) or value in ("-", "off"):
+        return
+    path = Path(value).expanduser()
+    if key in _REPORT_FILES and path.is_absolute() and path.is_dir():
+        raise ConfigError(
+            f"invalid value for '{key}': {value} is a directory "
+            "(accepted: a file path, - for stdout, or off)"
+        )
+    if key == "output.report_dir" and path.exists() and not path.is_dir():
+        raise ConfigError(
+            f"invalid value for '{key}': {value} is not a directory (accepted: a directory path)"
+        )
+
+
 def set_value(home: Path, key: str, raw: str) -> Path:
     """Validate `raw` for `key`, store it in the config file (atomically, mode 0600)."""
     if key not in known_keys():
@@ -61,6 +82,7 @@ def set_value(home: Path, key: str, raw: str) -> Path:
     config = build_config(updated, "")
     if value is not None and key not in _TEXT_KEYS:  # as validated: `yes` is stored as true
         updated = merge(data, {section: {name: config_as_dict(config)[section][name]}})
+    _check_path(key, value)
     private_dirs(home)
     write_output(path, yaml.safe_dump(updated, sort_keys=False, allow_unicode=True))
     return path

@@ -392,3 +392,42 @@ def test_two_reports_cannot_share_stdout(
     assert err == (
         "reviewflow: error: the json and sarif reports go to stdout ('-'): at most one report can"
     )
+
+
+def test_set_refuses_a_report_file_that_is_a_folder_and_the_reverse(
+    rf_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "file").write_text("x")
+    assert main(["config", "set", "output.json", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"reviewflow: error: invalid value for 'output.json': {tmp_path} is a directory "
+        "(accepted: a file path, - for stdout, or off)\n"
+    )
+    assert main(["config", "set", "output.report_dir", str(tmp_path / "file")]) == 2
+    assert "is not a directory (accepted: a directory path)" in capsys.readouterr().err
+    assert not (rf_home / "config.yaml").exists()
+    assert main(["config", "set", "output.json", "review.json"]) == 0  # in each review's folder
+    assert main(["config", "set", "output.report_dir", str(tmp_path)]) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "review:\n  fail_on: [critical, high\n",
+            "at its end: expected ',' or ']', but got the end of the file "
+            "(the [ list started on line 2)",
+        ),
+        ("review:\n  concurrency: 4\n\tx: 1\n", "line 3: found character '\\t' that cannot"),
+        ("a: b: c\n", "line 1: mapping values are not allowed here"),
+    ],
+)
+def test_invalid_yaml_says_where_and_why(
+    rf_home: Path, capsys: pytest.CaptureFixture[str], text: str, said: str
+) -> None:
+    """A 2-line file's problem at its end is not 'line 3', and the reason is given."""
+    write_config(rf_home, text)
+    assert main(["config", "show"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"reviewflow: error: invalid YAML in {rf_home / 'config.yaml'} {said}")
+    assert err.count("\n") == 1
