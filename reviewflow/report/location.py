@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import unicodedata
 from datetime import UTC, datetime
 from pathlib import Path, PurePath
 
@@ -12,13 +14,27 @@ from reviewflow.fsutil import private_dirs
 
 MAX_COLLISIONS = 1000
 _NOT_NAME = re.compile(r"[^A-Za-z0-9._]+")
+_MAX_NAME_BYTES = 200  # file systems take 255 bytes a name
 
 
 def flatten_repo_path(repository: str | PurePath) -> str:
-    """`/home/developer/projects/zadig` -> `home-developer-projects-zadig` (one safe name)."""
-    text = os.fsencode(str(repository)).decode("ascii", "replace")
-    parts = (_NOT_NAME.sub("-", part).strip("-.") for part in re.split(r"[/\\]", text))
-    return "-".join(part for part in parts if part) or "repository"
+    """`/home/developer/projects/zadig` -> `home-developer-projects-zadig` (one safe name).
+    Letters and digits of any script are kept (`/srv/café` -> `srv-café`); a name longer than
+    a file system takes is cut and told apart by a hash of the whole path."""
+    raw = os.fsencode(str(repository))
+    text = unicodedata.normalize("NFC", raw.decode("utf-8", "replace"))
+    parts = (_safe_part(part) for part in re.split(r"[/\\]", text))
+    flat = "-".join(part for part in parts if part) or "repository"
+    if len(flat.encode()) <= _MAX_NAME_BYTES:
+        return flat
+    digest = hashlib.sha256(raw).hexdigest()[:12]
+    cut = flat.encode()[: _MAX_NAME_BYTES - 13].decode("utf-8", "ignore")
+    return f"{cut}-{digest}"
+
+
+def _safe_part(part: str) -> str:
+    kept = "".join(c if c.isalnum() or c in "._" else "-" for c in part)
+    return re.sub(r"-{2,}", "-", kept).strip("-.")
 
 
 def review_id(started_at: datetime, diff_identity: str) -> str:

@@ -25,12 +25,20 @@ from reviewflow.report.location import (
         ("/home/developer/projects/zadig", "home-developer-projects-zadig"),
         ("/srv/my repo/x.y", "srv-my-repo-x.y"),
         ("/tmp/we\x1bird/../name", "tmp-we-ird-name"),
-        ("/data/caf\udce9", "data-caf"),
+        ("/data/caf\udce9", "data-caf"),  # a byte that is not UTF-8
+        ("/srv/café/日本語", "srv-café-日本語"),  # letters of every script are kept
+        ("/srv/cafe\u0301", "srv-café"),  # one spelling of é
         ("/", "repository"),
     ],
 )
 def test_flattened_repository_path(repository: str, flat: str) -> None:
     assert flatten_repo_path(repository) == flat
+
+
+def test_a_flattened_path_too_long_for_a_file_name_is_cut_and_told_apart() -> None:
+    one, other = flatten_repo_path("/x/" + "é" * 300), flatten_repo_path("/y/" + "é" * 300)
+    assert len(one.encode()) <= 200 and one != other
+    assert one.startswith("x-éé")
 
 
 def test_review_id_is_the_utc_second_plus_the_diff_identity() -> None:
