@@ -7,11 +7,13 @@ else unexpected is an internal error. The traceback goes to a log file under the
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import logging
 import os
 import re
 import tempfile
+import time
 import traceback
 from collections.abc import Mapping
 from pathlib import Path
@@ -23,10 +25,31 @@ _UNREACHABLE = re.compile(r"Failed to reach API at (\S+?)\.?(?:\s|$)")
 _NO_SERVER = "Timed out while attempting to connect to ephemeral Prefect API server"
 
 
+KEEP_LOGS = 100  # the newest run logs kept,
+KEEP_LOG_DAYS = 30  # and none older than this
+
+
 def run_log_path(home: Path) -> Path:
     """Where this run's log goes: `<home>/logs/reviewflow-<UTC time>-<pid>.log`."""
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")
     return home / "logs" / f"reviewflow-{stamp}-{os.getpid()}.log"
+
+
+def prune_logs(folder: Path, now: float | None = None) -> None:
+    """Remove run logs beyond the newest `KEEP_LOGS` and any older than `KEEP_LOG_DAYS`."""
+    try:
+        logs = sorted(
+            ((entry.stat().st_mtime, entry.path) for entry in os.scandir(folder)
+             if entry.name.startswith("reviewflow-") and entry.name.endswith(".log")),
+            reverse=True,
+        )  # fmt: skip
+    except OSError:
+        return  # no log folder yet, or one we cannot read: nothing to prune
+    oldest = (time.time() if now is None else now) - KEEP_LOG_DAYS * 86400
+    for rank, (mtime, path) in enumerate(logs):
+        if rank >= KEEP_LOGS or mtime < oldest:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
 
 def log_to_file(logger_name: str, path: Path) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from flows.cli.commands import cmd_config, cmd_rules_check, cmd_schema, cmd_server, cmd_version
-from flows.cli.failures import describe_failure, record_traceback, run_log_path
+from flows.cli.failures import describe_failure, prune_logs, record_traceback, run_log_path
 from flows.cli.parser import build_parser, missing_action
 from flows.cli.review import cmd_review
 from flows.local.warm.child import ForkedReview
@@ -32,6 +32,7 @@ def main(argv: Sequence[str] | None = None, forked: ForkedReview | None = None) 
     env = dict(os.environ)
     home = home_dir(env)
     log = run_log_path(home)
+    prune_logs(log.parent)
     try:
         for note in secure_home(home):  # a home left readable by others, from before
             sys.stderr.write(f"reviewflow: note: {note}\n")

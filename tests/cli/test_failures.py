@@ -208,3 +208,21 @@ def test_a_wrapped_prefect_failure_is_still_recognised(tmp_path: Path) -> None:
     except ValueError as outer:
         line = describe_failure(outer, {}, tmp_path / "x.log")
     assert line.startswith("cannot reach the Prefect API at http://127.0.0.1:1/api/")
+
+
+def test_old_run_logs_are_pruned(tmp_path: Path) -> None:
+    from flows.cli.failures import KEEP_LOGS, prune_logs
+
+    now = 2_000_000_000.0
+    for n in range(KEEP_LOGS + 5):
+        log = tmp_path / f"reviewflow-{n:04d}.log"
+        log.write_text("x")
+        os.utime(log, (now - n, now - n))  # n = 0 is the newest
+    stale = tmp_path / "reviewflow-stale.log"
+    stale.write_text("x")
+    os.utime(stale, (now - 31 * 86400,) * 2)
+    (tmp_path / "notes.txt").write_text("not ours")
+    prune_logs(tmp_path, now=now)
+    kept = sorted(p.name for p in tmp_path.iterdir())
+    assert kept == ["notes.txt", *(f"reviewflow-{n:04d}.log" for n in range(KEEP_LOGS))]
+    prune_logs(tmp_path / "missing", now=now)  # no log folder yet: nothing to do
