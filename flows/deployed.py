@@ -105,7 +105,7 @@ def run_summary(run: ReviewRun) -> dict[str, Any]:
     }
 
 
-@flow(name="review", log_prints=False, validate_parameters=True)
+@flow(name="ci-review", log_prints=False, validate_parameters=True)
 def ci_review(
     repository: str,
     commit: str | None = None,

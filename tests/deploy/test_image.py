@@ -16,6 +16,7 @@ import yaml
 
 from flows.deployed import ci_review
 from flows.release import release_review
+from flows.review import review
 
 ROOT = Path(__file__).resolve().parents[2]
 HADOLINT = shutil.which("hadolint") or str(Path(sys.executable).parent / "hadolint")
@@ -66,7 +67,8 @@ def test_prefect_yaml_deployments() -> None:
     assert nightly["entrypoint"] == "flows/release.py:release_review"
     names = {*ci_review.parameters.properties, *release_review.parameters.properties}
     assert not [name for name in names if "key" in name or "token" in name or "secret" in name]
-    assert ci_review.name == "review" and release_review.name == "release-review"
+    assert ci_review.name == "ci-review" and release_review.name == "release-review"
+    assert review.name == "review"  # the CLI's flow: no two flows share a name
 
 
 def test_ci_examples_parse() -> None:

@@ -174,13 +174,13 @@ def test_ci_review_gates_a_ci_job(stack: Stack) -> None:
     params = {"repository": stack.url, "from_ref": "main", "to_ref": "feature"}
 
     stack.wire.respond("openai", ScriptedReviewer({"app/settings.py": []}))
-    passed = stack.trigger("review/ci-review", params)
+    passed = stack.trigger("ci-review/ci-review", params)
     assert passed.returncode == 0, passed.stdout + passed.stderr
 
     stack.wire.respond("openai", ScriptedReviewer({"app/settings.py": [SPLIT]}))
-    failed = stack.trigger("review/ci-review", {**params, "commit": None, "no_cache": True})
+    failed = stack.trigger("ci-review/ci-review", {**params, "commit": None, "no_cache": True})
     assert failed.returncode == 1, failed.stdout + failed.stderr
-    [message] = _failed_run_messages(stack.api, "review/ci-review")
+    [message] = _failed_run_messages(stack.api, "ci-review/ci-review")
     assert message.startswith("gate failed: 1 finding(s), high app/settings.py")
 
     [checkout] = [p for p in (stack.rf_home / "cache" / "repos").iterdir() if p.is_dir()]
