@@ -8,7 +8,7 @@ or Git configuration. Parameters name the repository, the change and config over
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from prefect import flow, get_run_logger
@@ -22,9 +22,8 @@ from reviewflow.ci import ci_variables
 from reviewflow.config import Config, home_dir, load_config
 from reviewflow.errors import ConfigError
 from reviewflow.git.mirror import local_repository
-from reviewflow.models import Severity
 from reviewflow.providers.pool import ProviderPool
-from reviewflow.report.outcome import ReviewOutcome
+from reviewflow.report.gate import GATE_PASSED, run_reason, run_summary
 from reviewflow.request import ReviewRequest
 
 # A deployed run reviews a change someone pushed: the repository's own rules always come
@@ -74,37 +73,6 @@ def review_here(request: ReviewRequest, config: Config, name: str | None = None)
     return ReviewRun.model_validate(result)
 
 
-def gate_reason(outcome: ReviewOutcome, fail_on: Sequence[Severity]) -> str:
-    """Why a review does not pass, in one line ("" when it passes)."""
-    if outcome.exit_code == 0:
-        return ""
-    if outcome.status != "complete" or outcome.exit_code != 1:
-        causes = "; ".join(error.message for error in outcome.errors[:3]) or "see the report"
-        return f"review incomplete: {causes}"
-    fail = [f for f in outcome.sorted_findings() if f.severity in fail_on]
-    shown = "; ".join(f"{f.severity.value} {f.path}:{f.start_line} {f.title}" for f in fail[:3])
-    more = f" (+{len(fail) - 3} more)" if len(fail) > 3 else ""
-    return f"gate failed: {len(fail)} finding(s), {shown}{more}"
-
-
-def run_reason(run: ReviewRun, fail_on: Sequence[Severity]) -> str:
-    """Why a deployed review does not pass: its gate, and a report it could not write."""
-    problem = run.report_error and f"report not written: {run.report_error}"
-    return "; ".join(reason for reason in (gate_reason(run.outcome, fail_on), problem) if reason)
-
-
-def run_summary(run: ReviewRun) -> dict[str, Any]:
-    """What a deployed run returns: small, JSON, no secret."""
-    outcome = run.outcome
-    return {
-        "review_id": outcome.review_id,
-        "status": outcome.status,
-        "exit_code": run.exit_code,
-        "findings": len(outcome.findings),
-        "reports": dict(run.written),
-    }
-
-
 @flow(name="ci-review", log_prints=False, validate_parameters=True)
 def ci_review(
     repository: str,
@@ -135,9 +103,9 @@ def ci_review(
         ci_variables=ci_variables(env) or (DEPLOYMENT_CI,),
     )
     run = review_here(request, config)
-    summary = run_summary(run)
+    summary = run_summary(run).model_dump(mode="json")
     reason = run_reason(run, config.review.fail_on)
     if reason:
         get_run_logger().error(reason)
         return Failed(message=reason, data=summary)
-    return Completed(message="gate passed", data=summary)
+    return Completed(message=GATE_PASSED, data=summary)
