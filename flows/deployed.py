@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from prefect import flow, get_run_logger
+from prefect.artifacts import create_table_artifact
 from prefect.blocks.system import Secret
+from prefect.exceptions import FailedRun
 from prefect.states import Completed, Failed, State
 from pydantic import SecretStr
 
@@ -23,7 +25,7 @@ from reviewflow.config import Config, home_dir, load_config
 from reviewflow.errors import ConfigError
 from reviewflow.git.mirror import local_repository
 from reviewflow.providers.pool import ProviderPool
-from reviewflow.report.gate import GATE_PASSED, run_reason, run_summary
+from reviewflow.report.gate import GATE_PASSED, run_reason, run_summary, summary_key
 from reviewflow.request import ReviewRequest
 
 # A deployed run reviews a change someone pushed: the repository's own rules always come
@@ -73,6 +75,14 @@ def review_here(request: ReviewRequest, config: Config, name: str | None = None)
     return ReviewRun.model_validate(result)
 
 
+def failed(reason: str) -> State:
+    """A Failed state Prefect can read back: the reason is its message, and its result is
+    `FailedRun(reason)`, from this state as from the API (which never holds a summary: the
+    artifact does). A summary as the data made the engine's own `state.result()` raise
+    "TypeError: Unexpected result for failed state" at the end of every deployed run."""
+    return Failed(message=reason, data=FailedRun(reason))
+
+
 @flow(name="ci-review", log_prints=False, validate_parameters=True)
 def ci_review(
     repository: str,
@@ -85,7 +95,9 @@ def ci_review(
 ) -> State:
     """Review one commit or a `from_ref`..`to_ref` range of `repository` (a path or a URL).
 
-    Ends Completed when the gate passes, Failed with the reason where the CLI would exit 1 or 2.
+    Ends Completed ("gate passed") or, where the CLI would exit 1 or 2, Failed (`failed`).
+    Either way the run's summary is its table artifact (`summary_key`); a Completed run's
+    result is the same summary.
     """
     env = dict(os.environ)
     if commit is None and from_ref is None:
@@ -104,8 +116,11 @@ def ci_review(
     )
     run = review_here(request, config)
     summary = run_summary(run).model_dump(mode="json")
+    create_table_artifact(
+        [summary], key=summary_key(repository), description="reviewflow ci-review summary"
+    )
     reason = run_reason(run, config.review.fail_on)
     if reason:
         get_run_logger().error(reason)
-        return Failed(message=reason, data=summary)
+        return failed(reason)
     return Completed(message=GATE_PASSED, data=summary)

@@ -15,10 +15,10 @@ from typing import Any
 
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
-from prefect.states import Completed, Failed, State
+from prefect.states import Completed, State
 from prefect.variables import Variable
 
-from flows.deployed import DEPLOYMENT_CI, deployed_config, review_here
+from flows.deployed import DEPLOYMENT_CI, deployed_config, failed, review_here
 from reviewflow.ci import ci_variables
 from reviewflow.config import Config, home_dir
 from reviewflow.errors import ConfigError, ReviewError
@@ -93,7 +93,11 @@ def release_review(
     base: str = "main",
     overrides: dict[str, Any] | None = None,
 ) -> State:
-    """Review what is new on every branch matching `branches` (default `release/*`)."""
+    """Review what is new on every branch matching `branches` (default `release/*`).
+
+    Ends as `ci_review` does: Completed with the branch rows as its result, or Failed with the
+    reason naming each failing branch (`failed`); the rows are always its Markdown artifact.
+    """
     env = dict(os.environ)
     patterns = branches or ["release/*"]
     config = deployed_config(overrides, env)
@@ -112,9 +116,10 @@ def release_review(
         markdown=summary_markdown(repository, base, rows),
         description="reviewflow nightly release review",
     )
-    data = [row.model_dump(mode="json") for row in rows]
     reason = release_reason(rows)
     if reason:
         get_run_logger().error(reason)
-        return Failed(message=reason, data=data)
-    return Completed(message=release_passed(rows), data=data)
+        return failed(reason)
+    return Completed(
+        message=release_passed(rows), data=[row.model_dump(mode="json") for row in rows]
+    )

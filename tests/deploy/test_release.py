@@ -11,6 +11,7 @@ from prefect.variables import Variable
 
 from flows.release import last_reviewed, release_review, variable_name
 from reviewflow.git.branches import matching_branches
+from tests.deploy.readback import artifacts, assert_failed_with_reason
 from tests.deploy.scenario import RISKY, SPLIT, origin, push, use_model
 from tests.flows.reviewer import ScriptedReviewer
 from tests.gitutil import GitRepo
@@ -89,8 +90,10 @@ def test_failures_name_the_branches_and_only_completed_reviews_move(
     )
 
     state = release_review(url, branches=["release/*"], return_state=True)
-    assert state.is_failed()
+    assert_failed_with_reason(state)
     assert "release/1: review incomplete" in state.message
+    table = artifacts(state.state_details.flow_run_id)["release-review-origin-git"]
+    assert "| `release/2` |" in table and "| failed | 2 |" in table
     assert "release/2: gate failed: 1 finding(s), high app/settings.py" in state.message
     assert last_reviewed(url, "release/1") is None  # incomplete: stays where it was
     assert last_reviewed(url, "release/2") == repo.git("rev-parse", "release/2").strip()

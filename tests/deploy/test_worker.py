@@ -5,6 +5,7 @@ process started here is stopped at its end."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -18,8 +19,15 @@ from pathlib import Path
 
 import httpx
 import pytest
+from prefect.client.orchestration import SyncPrefectClient, get_client
+from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterDeploymentId
+from prefect.client.schemas.objects import FlowRun
+from prefect.client.schemas.sorting import FlowRunSort
+from prefect.settings import PREFECT_API_URL, temporary_settings
 
 from reviewflow.report.artifacts import artifact_key
+from reviewflow.report.gate import summary_key
+from tests.deploy.readback import ENGINE_TYPE_ERROR, artifacts, assert_failed_with_reason, log_lines
 from tests.deploy.scenario import RISKY, SPLIT, model_env, origin, push
 from tests.flows.reviewer import ScriptedReviewer
 from tests.gitutil import GitRepo
@@ -39,6 +47,7 @@ class Stack:
     wire: WireServer
     repo: GitRepo
     url: str
+    logs: Path  # server.log, worker.log
 
     def run(self, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -125,7 +134,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             server = [PREFECT, "server", "start", "--host", "127.0.0.1", "--port", port]
             procs.append(_start(server, server_env, tmp / "server.log"))
             _wait_healthy(api, procs[0], tmp / "server.log")
-            stack = Stack(api, env, tmp / "prefect", tmp / "rfhome", wire, repo, url)
+            stack = Stack(api, env, tmp / "prefect", tmp / "rfhome", wire, repo, url, tmp)
             created = stack.run("work-pool", "create", "reviewflow", "--type", "process")
             assert created.returncode == 0, created.stdout + created.stderr
             deploy_env = {**env, "REVIEWFLOW_NIGHTLY_REPOSITORY": url}
@@ -147,22 +156,31 @@ def _stored_bytes(*roots: Path) -> bytes:
     return b"".join(p.read_bytes() for root in roots for p in root.rglob("*") if p.is_file())
 
 
-def _artifact_keys(api: str) -> set[str]:
-    rows = httpx.post(f"{api}/artifacts/filter", json={}, timeout=10).json()
-    return {row["key"] for row in rows if row.get("key")}
+@contextlib.contextmanager
+def _client_of(stack: Stack) -> Iterator[SyncPrefectClient]:
+    """A Prefect client of the stack's server, in this process."""
+    with (
+        temporary_settings(updates={PREFECT_API_URL: stack.api}),
+        get_client(sync_client=True) as client,
+    ):
+        yield client
 
 
-def _failed_run_messages(api: str, deployment: str) -> list[str]:
-    """The state messages of the deployment's failed runs (what `prefect flow-run inspect`
-    shows)."""
-    flow, name = deployment.split("/")
-    found = httpx.get(f"{api}/deployments/name/{flow}/{name}", timeout=10).json()
-    query = {
-        "flow_runs": {"state": {"type": {"any_": ["FAILED"]}}},
-        "deployments": {"id": {"any_": [found["id"]]}},
-    }
-    runs = httpx.post(f"{api}/flow_runs/filter", json=query, timeout=10).json()
-    return [str(run["state"]["message"]) for run in runs]
+def _artifact_keys(stack: Stack) -> set[str]:
+    with _client_of(stack) as client:
+        return {artifact.key for artifact in client.read_artifacts() if artifact.key}
+
+
+def _last_run(stack: Stack, deployment: str) -> FlowRun:
+    """The deployment's latest flow run, as the API holds it."""
+    with _client_of(stack) as client:
+        found = client.read_deployment_by_name(deployment)
+        runs = client.read_flow_runs(
+            flow_run_filter=FlowRunFilter(deployment_id=FlowRunFilterDeploymentId(any_=[found.id])),
+            sort=FlowRunSort.EXPECTED_START_TIME_DESC,
+            limit=1,
+        )
+    return runs[0]
 
 
 def test_ci_review_gates_a_ci_job(stack: Stack) -> None:
@@ -180,12 +198,21 @@ def test_ci_review_gates_a_ci_job(stack: Stack) -> None:
     stack.wire.respond("openai", ScriptedReviewer({"app/settings.py": [SPLIT]}))
     failed = stack.trigger("ci-review/ci-review", {**params, "commit": None, "no_cache": True})
     assert failed.returncode == 1, failed.stdout + failed.stderr
-    [message] = _failed_run_messages(stack.api, "ci-review/ci-review")
-    assert message.startswith("gate failed: 1 finding(s), high app/settings.py")
+    run = _last_run(stack, "ci-review/ci-review")
+    assert run.state and run.state.message
+    assert run.state.message.startswith("gate failed: 1 finding(s), high app/settings.py")
+    with _client_of(stack):  # the engine ended the run with its reason, not a TypeError
+        lines = log_lines(run.id)
+        assert not [line for line in lines if ENGINE_TYPE_ERROR in line]
+        assert ENGINE_TYPE_ERROR not in (stack.logs / "worker.log").read_text()
+        assert run.state.message in lines  # the flow's own error line
+        assert_failed_with_reason(run.state)
+        [summary] = artifacts(run.id)[summary_key(stack.url)]
+    assert (summary["status"], summary["exit_code"], summary["findings"]) == ("complete", 1, 1)
 
     [checkout] = [p for p in (stack.rf_home / "cache" / "repos").iterdir() if p.is_dir()]
     assert repo.git("-C", str(checkout), "rev-parse", "feature").strip() == head
-    assert artifact_key(str(checkout), "range") in _artifact_keys(stack.api)
+    assert artifact_key(str(checkout), "range") in _artifact_keys(stack)
     # The key was in the worker's environment only: nowhere in Prefect's database, results,
     # or reviewflow's cache and reports.
     assert stack.wire.requests()
@@ -214,4 +241,4 @@ def test_nightly_reviews_only_new_commits(stack: Stack) -> None:
     later = json.dumps([r.body for r in stack.wire.requests()[sent:]])
     assert "app/three.py" in later
     assert "app/one.py" not in later and "app/two.py" not in later
-    assert "release-review-origin-git" in _artifact_keys(stack.api)
+    assert "release-review-origin-git" in _artifact_keys(stack)
