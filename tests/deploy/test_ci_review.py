@@ -82,6 +82,17 @@ def test_secrets_and_bad_requests_are_refused(monkeypatch: pytest.MonkeyPatch) -
         ci_review.fn("/nowhere")
 
 
+def test_an_empty_repository_fails_the_run_naming_the_parameter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    state = ci_review(" ", commit="HEAD", return_state=True)
+    assert state.is_failed()
+    assert "ConfigError: invalid value for 'repository': ' ' (accepted: a Git URL" in str(
+        state.message
+    )
+
+
 def test_key_from_a_secret_block(
     tmp_path: Path, wire: WireServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -56,7 +56,11 @@ def test_image_is_slim_quiet_non_root_and_installs_pinned() -> None:
 
 
 def test_prefect_yaml_deployments() -> None:
-    spec = yaml.safe_load((ROOT / "prefect.yaml").read_text())
+    text = (ROOT / "prefect.yaml").read_text()
+    header = text[: text.index("\nname: ")]
+    for name in ("PREFECT_API_URL", "REVIEWFLOW_CODE_DIR", "REVIEWFLOW_NIGHTLY_REPOSITORY"):
+        assert f"#   {name} " in header  # what must be set before `prefect deploy`, at the top
+    spec = yaml.safe_load(text)
     deployments = {d["name"]: d for d in spec["deployments"]}
     assert set(deployments) == {"ci-review", "nightly-release-review"}
     assert all(d["work_pool"]["name"] == "reviewflow" for d in deployments.values())

@@ -100,6 +100,21 @@ def test_failures_name_the_branches_and_only_completed_reviews_move(
     assert Variable.get(variable_name(url, "feature/x")) is None
 
 
+def test_an_empty_repository_fails_instead_of_reviewing_the_working_directory(
+    tmp_path: Path, wire: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_model(monkeypatch, wire)
+    repo, _ = _releases(tmp_path)
+    monkeypatch.chdir(repo.root)  # what `prefect deploy` without REVIEWFLOW_NIGHTLY_REPOSITORY did
+    wire.respond("openai", ScriptedReviewer({}))
+    state = release_review("", return_state=True)
+    assert state.is_failed()
+    assert "invalid value for 'repository': ''" in str(state.message)
+    assert "REVIEWFLOW_NIGHTLY_REPOSITORY" in str(state.message)
+    assert wire.requests() == []
+    assert last_reviewed(str(repo.root), "release/1") is None
+
+
 def test_patterns_follow_git(repo: GitRepo) -> None:
     repo.write("a.py", "x = 1\n")
     repo.commit("base")
