@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from flows import warm
+from flows import deployment_run, warm
 from flows.cli_parser import build_parser, missing_action
 from flows.failures import (
     STARTUP_TIMEOUT_DEFAULT,
@@ -330,6 +330,8 @@ def _dispatch(args: argparse.Namespace, env: Mapping[str, str], log: Path) -> in
         return cmd_schema()
     if args.command == "server":
         return cmd_server(args, env)
+    if args.command == "deployment-run":
+        return deployment_run.cmd_deployment_run(args)
     return cmd_version()
 
 

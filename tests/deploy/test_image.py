@@ -7,6 +7,7 @@ package index), which `.ci/run` calls after the test suite.
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import yaml
 
+from flows.cli_parser import build_parser
 from flows.deployed import ci_review
 from flows.release import release_review
 from flows.review import review
@@ -82,6 +84,13 @@ def test_ci_examples_parse() -> None:
         "gitlab/.gitlab-ci.yml",
     ):
         assert yaml.safe_load((ROOT / "deployments" / path).read_text())
+    workflow = yaml.safe_load((ROOT / "deployments/github/review-deployment.yml").read_text())
+    [step] = workflow["jobs"]["review"]["steps"]
+    command = shlex.split(step["run"])
+    at = command.index("registry.example.com/tools/reviewflow:0.1.0")
+    args = build_parser().parse_args(command[at + 1 :])  # the flags this CLI really has
+    assert (args.command, args.deployment) == ("deployment-run", "ci-review/ci-review")
+    assert [p.split("=")[0] for p in args.param] == ["repository", "from_ref", "to_ref"]
     image = (ROOT / "deployments/github/review-image.yml").read_text()
     assert "upload-sarif" in image and "--sarif reviewflow.sarif" in image
     assert "codequality:" in (ROOT / "deployments/gitlab/.gitlab-ci.yml").read_text()

@@ -35,6 +35,7 @@ from tests.wire_server import TEST_KEY, WireServer
 
 ROOT = Path(__file__).resolve().parents[2]
 PREFECT = str(Path(sys.executable).parent / "prefect")
+REVIEWFLOW = str(Path(sys.executable).parent / "reviewflow")
 CODE = "def {name}(value):\n    return value * 2\n"
 
 
@@ -55,12 +56,11 @@ class Stack:
             timeout=timeout, check=False,
         )  # fmt: skip
 
-    def trigger(
-        self, deployment: str, params: dict[str, object]
-    ) -> subprocess.CompletedProcess[str]:
-        return self.run(
-            "deployment", "run", deployment, "--params", json.dumps(params), "--watch",
-            "--watch-timeout", "200",
+    def deployment_run(self, deployment: str, *flags: str) -> subprocess.CompletedProcess[str]:
+        """`reviewflow deployment-run` as a CI job runs it (the API URL its only setting)."""
+        return subprocess.run(
+            [REVIEWFLOW, "deployment-run", deployment, "--timeout", "200s", *flags],
+            env=self.env, cwd=self.logs, capture_output=True, text=True, timeout=240, check=False,
         )  # fmt: skip
 
 
@@ -143,7 +143,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
                 capture_output=True, text=True, timeout=240, check=False,
             )  # fmt: skip
             assert deployed.returncode == 0, deployed.stdout + deployed.stderr
-            worker_env = {**env, **model_env(wire)}
+            # It looks for scheduled runs every second, not every 10 s: each run starts sooner.
+            worker_env = {**env, **model_env(wire), "PREFECT_WORKER_QUERY_SECONDS": "1"}
             worker = [PREFECT, "worker", "start", "--pool", "reviewflow", "--limit", "2"]
             procs.append(_start(worker, worker_env, tmp / "worker.log"))
             yield stack
@@ -189,18 +190,28 @@ def test_ci_review_gates_a_ci_job(stack: Stack) -> None:
     repo.write("app/settings.py", RISKY)
     head = repo.commit("read settings")
     push(repo, "main", "feature")
-    params = {"repository": stack.url, "from_ref": "main", "to_ref": "feature"}
+    params = ["--param", f"repository={stack.url}", "--param", "from_ref=main"]
+    params += ["--param", "to_ref=feature"]
 
     stack.wire.respond("openai", ScriptedReviewer({"app/settings.py": []}))
-    passed = stack.trigger("ci-review/ci-review", params)
+    passed = stack.deployment_run("ci-review/ci-review", *params, "--run-name", "PR 1")
     assert passed.returncode == 0, passed.stdout + passed.stderr
+    out = passed.stdout.splitlines()
+    assert out[0] == "Completed: gate passed"
+    assert out[1].startswith("review ") and ": complete, exit code 0, 0 findings; " in out[1]
+    assert f"ci-review/ci-review: flow run 'PR 1' created: {stack.api[:-4]}/runs/flow-run/" in (
+        passed.stderr
+    )
 
     stack.wire.respond("openai", ScriptedReviewer({"app/settings.py": [SPLIT]}))
-    failed = stack.trigger("ci-review/ci-review", {**params, "commit": None, "no_cache": True})
+    failed = stack.deployment_run("ci-review/ci-review", *params, "--params", '{"no_cache": true}')
     assert failed.returncode == 1, failed.stdout + failed.stderr
+    # The reason reaches the CI log (`prefect deployment run --watch` printed only the state).
+    gate, summary_text = failed.stdout.splitlines()
+    assert gate.startswith("Failed: gate failed: 1 finding(s), high app/settings.py:10 Lines")
+    assert ": complete, exit code 1, 1 finding; reports on the worker: json " in summary_text
     run = _last_run(stack, "ci-review/ci-review")
-    assert run.state and run.state.message
-    assert run.state.message.startswith("gate failed: 1 finding(s), high app/settings.py")
+    assert run.state and run.state.message == gate.removeprefix("Failed: ")
     with _client_of(stack):  # the engine ended the run with its reason, not a TypeError
         lines = log_lines(run.id)
         assert not [line for line in lines if ENGINE_TYPE_ERROR in line]
@@ -209,6 +220,20 @@ def test_ci_review_gates_a_ci_job(stack: Stack) -> None:
         assert_failed_with_reason(run.state)
         [summary] = artifacts(run.id)[summary_key(stack.url)]
     assert (summary["status"], summary["exit_code"], summary["findings"]) == ("complete", 1, 1)
+
+    empty = stack.deployment_run(
+        "ci-review/ci-review", "--param", "repository=", "--param", "commit=HEAD"
+    )
+    assert empty.returncode == 2, empty.stdout + empty.stderr
+    assert empty.stdout.startswith(
+        "Failed: Flow run encountered an exception: ConfigError: invalid value for 'repository': ''"
+    )
+    missing = stack.deployment_run("ci-review/nope", *params)
+    assert (missing.returncode, missing.stdout) == (2, ""), missing.stderr
+    assert missing.stderr == (
+        f"reviewflow: error: no deployment 'ci-review/nope' on the Prefect API at {stack.api} "
+        "(`prefect deployment ls` lists them; `prefect --no-prompt deploy --all` creates them)\n"
+    )
 
     [checkout] = [p for p in (stack.rf_home / "cache" / "repos").iterdir() if p.is_dir()]
     assert repo.git("-C", str(checkout), "rev-parse", "feature").strip() == head
@@ -228,15 +253,16 @@ def test_nightly_reviews_only_new_commits(stack: Stack) -> None:
     push(repo, "release/1", "release/2")
     stack.wire.respond("openai", ScriptedReviewer({}))
 
-    first = stack.trigger("release-review/nightly-release-review", {})
+    first = stack.deployment_run("release-review/nightly-release-review")
     assert first.returncode == 0, first.stdout + first.stderr
+    assert first.stdout.startswith("Completed: 2 branch(es) passed\n# Nightly release review of")
     repo.git("checkout", "--quiet", "release/1")
     repo.write("app/three.py", CODE.format(name="three"))
     repo.commit("add three")
     push(repo, "release/1")
     sent = len(stack.wire.requests())
 
-    second = stack.trigger("release-review/nightly-release-review", {})
+    second = stack.deployment_run("release-review/nightly-release-review")
     assert second.returncode == 0, second.stdout + second.stderr
     later = json.dumps([r.body for r in stack.wire.requests()[sent:]])
     assert "app/three.py" in later
