@@ -17,6 +17,7 @@ import os
 import sys
 import textwrap
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -133,6 +134,17 @@ def parameters(pairs: list[str], params_json: str | None) -> dict[str, Any]:
     return out
 
 
+def check_names(request: RunRequest, schema: Mapping[str, Any]) -> None:
+    """Refuse a parameter the deployment's flow does not take (its run would only crash)."""
+    accepted = list(schema.get("properties") or {})
+    unknown = [name for name in request.parameters if accepted and name not in accepted]
+    if unknown:
+        raise ConfigError(
+            f"unknown parameter {unknown[0]!r} for {request.deployment} "
+            f"(accepted: {', '.join(accepted)})"
+        )
+
+
 def cmd_deployment_run(args: argparse.Namespace) -> int:
     """Run the deployment, wait for its run, print how it ended; the exit code it maps to."""
     request = RunRequest.from_args(args)
@@ -147,12 +159,20 @@ def cmd_deployment_run(args: argparse.Namespace) -> int:
             "PREFECT_API_URL is not set: set it to the Prefect server the deployment is on, "
             "e.g. http://127.0.0.1:4200/api (`prefect server start` prints it)"
         )
-    run, artifacts = _run_and_wait(request, str(api))
-    return _report(request, run, artifacts)
+    return _report(request, _run_and_wait(request, str(api)))
 
 
-def _run_and_wait(request: RunRequest, api: str) -> tuple[FlowRun, list[Artifact]]:
-    """Create the flow run, wait until it ends or the timeout; its own artifacts."""
+@dataclass(frozen=True)
+class Ended:
+    """A run as the wait left it: its own keyed artifacts, and why it crashed (from its log)."""
+
+    run: FlowRun
+    artifacts: list[Artifact]
+    crash: str = ""
+
+
+def _run_and_wait(request: RunRequest, api: str) -> Ended:
+    """Create the flow run and wait until it ends or the timeout."""
     import httpx
     from prefect.client.orchestration import get_client
     from prefect.exceptions import ObjectNotFound
@@ -160,12 +180,13 @@ def _run_and_wait(request: RunRequest, api: str) -> tuple[FlowRun, list[Artifact
     try:
         with get_client(sync_client=True) as client:
             deployment = client.read_deployment_by_name(request.deployment)
+            check_names(request, deployment.parameter_openapi_schema or {})
             run = client.create_flow_run_from_deployment(
                 deployment.id, parameters=request.parameters, name=request.run_name
             )
             _progress(f"{request.deployment}: flow run '{run.name}' created: {_link(run)}")
             run = _wait(client, run, request.timeout)
-            return run, _own_artifacts(client, run)
+            return Ended(run, _own_artifacts(client, run), crash_cause(client, run))
     except ObjectNotFound:
         raise DeploymentRunError(
             f"no deployment {request.deployment!r} on the Prefect API at {api} "
@@ -209,10 +230,27 @@ def _own_artifacts(client: SyncPrefectClient, run: FlowRun) -> list[Artifact]:
     return [artifact for artifact in found if artifact.key]
 
 
-def _report(request: RunRequest, run: FlowRun, artifacts: list[Artifact]) -> int:
+def crash_cause(client: SyncPrefectClient, run: FlowRun) -> str:
+    """A crashed run's state says only that its process exited: its first error log says why."""
+    from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId, LogFilterLevel
+
+    if run.state is None or not run.state.is_crashed():
+        return ""
+    errors = client.read_logs(
+        log_filter=LogFilter(
+            flow_run_id=LogFilterFlowRunId(any_=[run.id]), level=LogFilterLevel(ge_=40)
+        ),
+        limit=1,
+    )
+    lines = errors[0].message.strip().splitlines() if errors else []
+    return f"cause (the run's log): {lines[-1]}" if lines else ""
+
+
+def _report(request: RunRequest, ended: Ended) -> int:
     """Print the state message and the summaries; the exit code `reviewflow review` would give."""
     from reviewflow.report.gate import deployed_exit_code, summary_line
 
+    run = ended.run
     state = run.state
     if state is None or not state.is_final():
         where = state.name if state is not None else "not scheduled"
@@ -222,8 +260,8 @@ def _report(request: RunRequest, run: FlowRun, artifacts: list[Artifact]) -> int
             f"after {request.timeout:g} s; it goes on (`prefect flow-run cancel {run.id}` "
             "stops it)"
         )
-    summaries, texts = _summaries(artifacts)
-    lines = [f"{state.name}: {state.message or 'no message'}"]
+    summaries, texts = _summaries(ended.artifacts)
+    lines = [f"{state.name}: {state.message or 'no message'}", *filter(None, [ended.crash])]
     lines += [summary_line(summary) for summary in summaries] + texts
     sys.stdout.write("\n".join(lines) + "\n")
     return deployed_exit_code(state.is_completed(), summaries)
@@ -258,7 +296,8 @@ def _rows(data: str) -> list[Any]:
 
 
 def _waiting(run: FlowRun) -> bool:
-    return run.state is not None and run.state.type.value in ("SCHEDULED", "PENDING")
+    """Still Scheduled (or Late): no worker has taken it."""
+    return run.state is not None and run.state.is_scheduled()
 
 
 def _link(run: FlowRun) -> str:

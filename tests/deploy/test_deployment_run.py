@@ -4,13 +4,19 @@ there is no API to run on. The runs themselves are in test_worker.py (a real ser
 from __future__ import annotations
 
 import socket
+from datetime import UTC, datetime
 
 import pytest
+from prefect import flow
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.actions import LogCreate
 from prefect.settings import PREFECT_API_URL, temporary_settings
+from prefect.states import Completed, Crashed
 
 from flows.cli import main
 from flows.cli_parser import build_parser
-from flows.deployment_run import RunRequest, parameters
+from flows.deployed import ci_review
+from flows.deployment_run import RunRequest, check_names, crash_cause, parameters
 from reviewflow.errors import ConfigError
 
 
@@ -84,3 +90,43 @@ def test_no_api_or_an_unreachable_one_is_one_line_and_exit_2(
         f"reviewflow: error: cannot reach the Prefect API at {api} (PREFECT_API_URL): "
     )
     assert captured.err.count("\n") == 1
+
+
+def test_a_parameter_the_flow_does_not_take_is_refused_before_any_run() -> None:
+    schema = ci_review.parameters.model_dump(mode="json")  # what `prefect deploy` registered
+    check_names(_request("ci-review/ci-review", "--param", "repository=/srv/app"), schema)
+    accepted = "repository, commit, from_ref, to_ref, trusted_ref, overrides, no_cache"
+    with pytest.raises(
+        ConfigError, match=rf"unknown parameter 'colour' .*\(accepted: {accepted}\)"
+    ):
+        check_names(_request("ci-review/ci-review", "--param", "colour=blue"), schema)
+    check_names(_request("a/b", "--param", "anything=1"), {})  # no schema: the server decides
+
+
+@flow
+def _probe() -> None:
+    """A flow for runs this test creates by hand (never run)."""
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_crashed_run_is_explained_by_its_first_error_log() -> None:
+    trace = "Traceback (most recent call last):\n  ...\nScriptError: flows/deployed.py not found"
+    with get_client(sync_client=True) as client:
+        crashed = client.create_flow_run(_probe, state=Crashed(message="Process exited"))
+        completed = client.create_flow_run(_probe, state=Completed())
+        client.create_logs(
+            [
+                LogCreate(
+                    name="prefect.flow_runs",
+                    level=level,
+                    message=message,
+                    timestamp=datetime.now(UTC),
+                    flow_run_id=crashed.id,
+                )
+                for level, message in ((20, "Running 1 deployment pull step(s)"), (40, trace))
+            ]
+        )
+        assert crash_cause(client, client.read_flow_run(crashed.id)) == (
+            "cause (the run's log): ScriptError: flows/deployed.py not found"
+        )
+        assert crash_cause(client, client.read_flow_run(completed.id)) == ""
