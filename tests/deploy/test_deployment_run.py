@@ -63,6 +63,15 @@ def test_bad_arguments_are_named(argv: list[str], message: str) -> None:
     assert parameters([], None) == {}
 
 
+def test_its_help_has_examples_and_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["deployment-run", "--help"])
+    out = capsys.readouterr().out
+    assert exit_info.value.code == 0 and out.startswith("usage: reviewflow deployment-run")
+    assert "\nexamples:\n  reviewflow deployment-run ci-review/ci-review " in out
+    assert "exit codes: 0 the run completed, 1 the gate failed on findings, 2 anything" in out
+
+
 def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
