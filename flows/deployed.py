@@ -8,11 +8,13 @@ or Git configuration. Parameters name the repository, the change and config over
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from prefect import flow, get_run_logger
+from prefect.artifacts import create_table_artifact
 from prefect.blocks.system import Secret
+from prefect.exceptions import FailedRun
 from prefect.states import Completed, Failed, State
 from pydantic import SecretStr
 
@@ -21,8 +23,7 @@ from reviewflow.ci import ci_variables
 from reviewflow.config import Config, home_dir, load_config
 from reviewflow.errors import ConfigError
 from reviewflow.git.mirror import local_repository
-from reviewflow.models import Severity
-from reviewflow.report.outcome import ReviewOutcome, ReviewRun
+from reviewflow.report.gate import GATE_PASSED, run_reason, run_summary, summary_key
 from reviewflow.request import ReviewRequest
 
 # A deployed run reviews a change someone pushed: the repository's own rules always come
@@ -57,38 +58,15 @@ def secret_block_value(name: str) -> SecretStr:
     return SecretStr(str(value))
 
 
-def gate_reason(outcome: ReviewOutcome, fail_on: Sequence[Severity]) -> str:
-    """Why a review does not pass, in one line ("" when it passes)."""
-    if outcome.exit_code == 0:
-        return ""
-    if outcome.status != "complete" or outcome.exit_code != 1:
-        causes = "; ".join(error.message for error in outcome.errors[:3]) or "see the report"
-        return f"review incomplete: {causes}"
-    fail = [f for f in outcome.sorted_findings() if f.severity in fail_on]
-    shown = "; ".join(f"{f.severity.value} {f.path}:{f.start_line} {f.title}" for f in fail[:3])
-    more = f" (+{len(fail) - 3} more)" if len(fail) > 3 else ""
-    return f"gate failed: {len(fail)} finding(s), {shown}{more}"
+def failed(reason: str) -> State:
+    """A Failed state Prefect can read back: the reason is its message, and its result is
+    `FailedRun(reason)`, from this state as from the API (which never holds a summary: the
+    artifact does). A summary as the data made the engine's own `state.result()` raise
+    "TypeError: Unexpected result for failed state" at the end of every deployed run."""
+    return Failed(message=reason, data=FailedRun(reason))
 
 
-def run_reason(run: ReviewRun, fail_on: Sequence[Severity]) -> str:
-    """Why a deployed review does not pass: its gate, and a report it could not write."""
-    problem = run.report_error and f"report not written: {run.report_error}"
-    return "; ".join(reason for reason in (gate_reason(run.outcome, fail_on), problem) if reason)
-
-
-def run_summary(run: ReviewRun) -> dict[str, Any]:
-    """What a deployed run returns: small, JSON, no secret."""
-    outcome = run.outcome
-    return {
-        "review_id": outcome.review_id,
-        "status": outcome.status,
-        "exit_code": run.exit_code,
-        "findings": len(outcome.findings),
-        "reports": dict(run.written),
-    }
-
-
-@flow(name="review", log_prints=False, validate_parameters=True)
+@flow(name="ci-review", log_prints=False, validate_parameters=True)
 def ci_review(
     repository: str,
     commit: str | None = None,
@@ -100,7 +78,9 @@ def ci_review(
 ) -> State:
     """Review one commit or a `from_ref`..`to_ref` range of `repository` (a path or a URL).
 
-    Ends Completed when the gate passes, Failed with the reason where the CLI would exit 1 or 2.
+    Ends Completed ("gate passed") or, where the CLI would exit 1 or 2, Failed (`failed`).
+    Either way the run's summary is its table artifact (`summary_key`); a Completed run's
+    result is the same summary.
     """
     env = dict(os.environ)
     if commit is None and from_ref is None:
@@ -118,9 +98,12 @@ def ci_review(
         ci_variables=ci_variables(env) or (DEPLOYMENT_CI,),
     )
     run = run_review(request, config)
-    summary = run_summary(run)
+    summary = run_summary(run).model_dump(mode="json")
+    create_table_artifact(
+        [summary], key=summary_key(repository), description="reviewflow ci-review summary"
+    )
     reason = run_reason(run, config.review.fail_on)
     if reason:
         get_run_logger().error(reason)
-        return Failed(message=reason, data=summary)
-    return Completed(message="gate passed", data=summary)
+        return failed(reason)
+    return Completed(message=GATE_PASSED, data=summary)

@@ -9,55 +9,32 @@ incomplete.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
-from prefect.states import Completed, Failed, State
+from prefect.states import Completed, State
 from prefect.variables import Variable
-from pydantic import BaseModel, ConfigDict
 
-from flows.deployed import DEPLOYMENT_CI, deployed_config, run_reason
+from flows.deployed import DEPLOYMENT_CI, deployed_config, failed
 from flows.review import run_review
 from reviewflow.ci import ci_variables
 from reviewflow.config import Config, home_dir
 from reviewflow.errors import ConfigError, ReviewError
 from reviewflow.git.branches import commit_of, is_ancestor, matching_branches, merge_base
 from reviewflow.git.mirror import local_repository
+from reviewflow.report.release import (
+    BranchReview,
+    release_artifact_key,
+    release_passed,
+    release_reason,
+    reviewed_branch,
+    summary_markdown,
+    variable_name,
+)
 from reviewflow.request import ReviewRequest
-
-VARIABLE_PREFIX = "reviewflow-nightly"
-
-
-class BranchReview(BaseModel):
-    """What the nightly run did with one branch."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    branch: str
-    head: str
-    since: str | None  # the first commit not reviewed is after this one
-    status: Literal["reviewed", "up-to-date", "failed"]
-    exit_code: int = 0
-    findings: int = 0
-    review_id: str | None = None
-    reason: str = ""
-
-
-def slug(text: str, limit: int = 40) -> str:
-    """Lowercase letters, digits and dashes (artifact keys and Variable names accept them)."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:limit] or "x"
-
-
-def variable_name(repository: str, branch: str) -> str:
-    """The Variable holding the last reviewed head of `branch` in `repository`."""
-    digest = hashlib.sha256(f"{repository}\0{branch}".encode()).hexdigest()[:16]
-    name = slug(repository.rstrip("/").rsplit("/", 1)[-1].removesuffix(".git"), 30)
-    return f"{VARIABLE_PREFIX}-{name}-{slug(branch)}-{digest}"
 
 
 def last_reviewed(repository: str, branch: str) -> str | None:
@@ -104,39 +81,10 @@ def review_branch(
             exit_code=exc.exit_code,
             reason=reason,
         )
-    outcome = run.outcome
-    reviewed = outcome.status == "complete" and not run.report_error
-    if reviewed:  # else the next night tries again (its answers are cached)
+    row = reviewed_branch(branch, head, since, run, config.review.fail_on)
+    if row.status == "reviewed":  # else the next night tries again (its answers are cached)
         mark_reviewed(repository, branch, head)
-    return BranchReview(
-        branch=branch,
-        head=head,
-        since=since,
-        status="reviewed" if reviewed else "failed",
-        exit_code=run.exit_code,
-        findings=len(outcome.findings),
-        review_id=outcome.review_id,
-        reason=run_reason(run, config.review.fail_on),
-    )
-
-
-def summary_markdown(repository: str, base: str, rows: list[BranchReview]) -> str:
-    lines = [
-        f"# Nightly release review of `{repository}`",
-        "",
-        f"Base branch: `{base}`. Branches: {len(rows)}.",
-        "",
-        "| branch | reviewed | status | exit | findings | review | reason |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for row in rows:
-        span = f"{row.since[:10]}..{row.head[:10]}" if row.since else row.head[:10]
-        reason = row.reason.replace("|", "\\|")
-        lines.append(
-            f"| `{row.branch}` | {span} | {row.status} | {row.exit_code} | {row.findings} "
-            f"| {row.review_id or ''} | {reason} |"
-        )
-    return "\n".join(lines) + "\n"
+    return row
 
 
 @flow(name="release-review", log_prints=False, validate_parameters=True)
@@ -146,7 +94,11 @@ def release_review(
     base: str = "main",
     overrides: dict[str, Any] | None = None,
 ) -> State:
-    """Review what is new on every branch matching `branches` (default `release/*`)."""
+    """Review what is new on every branch matching `branches` (default `release/*`).
+
+    Ends as `ci_review` does: Completed with the branch rows as its result, or Failed with the
+    reason naming each failing branch (`failed`); the rows are always its Markdown artifact.
+    """
     env = dict(os.environ)
     patterns = branches or ["release/*"]
     config = deployed_config(overrides, env)
@@ -161,16 +113,14 @@ def release_review(
         for name, head in matching_branches(root, patterns)
     ]
     create_markdown_artifact(
-        key=f"release-review-{slug(repository.rstrip('/').rsplit('/', 1)[-1])}",
+        key=release_artifact_key(repository),
         markdown=summary_markdown(repository, base, rows),
         description="reviewflow nightly release review",
     )
-    data = [row.model_dump(mode="json") for row in rows]
-    failing = [row for row in rows if row.exit_code != 0]
-    if failing:
-        names = "; ".join(f"{row.branch}: {row.reason}" for row in failing)
-        get_run_logger().error("release review failed for: %s", names)
-        return Failed(
-            message=f"release review failed for {len(failing)} branch(es): {names}", data=data
-        )
-    return Completed(message=f"{len(rows)} branch(es) passed", data=data)
+    reason = release_reason(rows)
+    if reason:
+        get_run_logger().error(reason)
+        return failed(reason)
+    return Completed(
+        message=release_passed(rows), data=[row.model_dump(mode="json") for row in rows]
+    )

@@ -46,6 +46,14 @@ def modules() -> dict[str, Path]:
     }
 
 
+def _is_type_checking_block(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    )
+
+
 def _is_main_block(node: ast.AST) -> bool:
     test = getattr(node, "test", None)
     return (
@@ -61,12 +69,14 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 def _imported_names(tree: ast.AST, *, lazy: bool = True) -> Iterator[str]:
     """Dotted names imported in `tree`; with `lazy` false, only those imported when the module
-    itself is (none inside a function). `from a import b` names `a.b` when that is a module of
+    itself is (none inside a function or an `if TYPE_CHECKING:` block). `from a import b` names `a.b` when that is a module of
     ours, else `a` (a package's `__init__` may import its own submodules: no cycle)."""
     stack = [tree]
     while stack:
         node = stack.pop()
-        if _is_main_block(node) or (not lazy and isinstance(node, _FUNCTIONS)):
+        if _is_main_block(node):
+            continue
+        if not lazy and (isinstance(node, _FUNCTIONS) or _is_type_checking_block(node)):
             continue
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)

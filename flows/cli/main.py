@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from flows.cli.commands import cmd_config, cmd_rules_check, cmd_schema, cmd_server, cmd_version
+from flows.cli.deployment_run import cmd_deployment_run
 from flows.cli.failures import describe_failure, prune_logs, record_traceback, run_log_path
 from flows.cli.parser import build_parser, missing_action
 from flows.cli.review import cmd_review
@@ -62,6 +63,8 @@ def _dispatch(
         return cmd_schema()
     if args.command == "server":
         return cmd_server(args, env)
+    if args.command == "deployment-run":
+        return cmd_deployment_run(args)
     return cmd_version()
 
 

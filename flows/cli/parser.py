@@ -7,6 +7,7 @@ import sys
 import textwrap
 from typing import NoReturn
 
+from flows.cli.deployment_run import add_parser as add_deployment_run
 from reviewflow.config import ConsoleMode, Protocol, TaskRunner
 
 DESCRIPTION = "reviewflow: a read-only code review agent for Git changes."
@@ -276,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
         "reviewflow version",
     )
     _add_server_commands(sub)
+    add_deployment_run(sub)
     return parser
 
 

@@ -33,8 +33,14 @@ def local_repository(repository: str, home: Path) -> Path:
 
     A local working tree is used as it is. A URL, or a local bare repository, is cloned once
     (blobless, no checkout) into `<home>/cache/repos/` and fetched on later calls, so its local
-    branches mirror the remote's.
+    branches mirror the remote's. An empty name is refused (it would be the current directory).
     """
+    if not repository.strip():
+        raise ConfigError(
+            f"invalid value for 'repository': {repository!r} (accepted: a Git URL such as "
+            "https://git.example.com/app.git, or the path of a Git repository on the worker; "
+            "the nightly deployment's is REVIEWFLOW_NIGHTLY_REPOSITORY as `prefect deploy` saw it)"
+        )
     if not is_remote(repository):
         path = Path(repository).expanduser().resolve()
         if not path.is_dir():

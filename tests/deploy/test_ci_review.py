@@ -9,6 +9,8 @@ import pytest
 from flows.deployed import ci_review, deployed_config
 from reviewflow.errors import ConfigError
 from reviewflow.git.mirror import cache_path
+from reviewflow.report.gate import summary_key
+from tests.deploy.readback import artifacts, assert_failed_with_reason
 from tests.deploy.scenario import RISKY, SPLIT, origin, push, use_model
 from tests.flows.reviewer import ScriptedReviewer
 from tests.gitutil import GitRepo
@@ -29,13 +31,18 @@ def test_gate_passes_then_fails_on_a_high_finding(
 
     wire.respond("openai", ScriptedReviewer({"app/settings.py": []}))
     passed = ci_review(url, commit=head, return_state=True)
-    assert passed.is_completed(), passed.message
-    assert passed.result()["exit_code"] == 0
+    assert passed.is_completed() and passed.message == "gate passed"
+    [summary] = artifacts(passed.state_details.flow_run_id)[summary_key(url)]
+    assert passed.result() == summary and summary["exit_code"] == 0
+    assert set(summary["reports"]) == {"json", "markdown", "sarif"}
 
     wire.respond("openai", ScriptedReviewer({"app/settings.py": [SPLIT]}))
     failed = ci_review(url, commit=head, no_cache=True, return_state=True)
-    assert failed.is_failed()
     assert failed.message.startswith("gate failed: 1 finding(s), high app/settings.py:10")
+    assert_failed_with_reason(failed)  # the reason, never "Unexpected result for failed state"
+    [summary] = artifacts(failed.state_details.flow_run_id)[summary_key(url)]
+    assert (summary["status"], summary["exit_code"], summary["findings"]) == ("complete", 1, 1)
+    assert summary["review_id"] != passed.result()["review_id"]
     clone = cache_path(url, rf_home)
     assert (clone / ".git").is_dir()  # the URL was cloned under the home, once
     assert TEST_KEY not in "".join(p.read_text() for p in rf_home.rglob("*.json"))
@@ -75,6 +82,17 @@ def test_secrets_and_bad_requests_are_refused(monkeypatch: pytest.MonkeyPatch) -
         ci_review.fn("/nowhere")
 
 
+def test_an_empty_repository_fails_the_run_naming_the_parameter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    state = ci_review(" ", commit="HEAD", return_state=True)
+    assert state.is_failed()
+    assert "ConfigError: invalid value for 'repository': ' ' (accepted: a Git URL" in str(
+        state.message
+    )
+
+
 def test_key_from_a_secret_block(
     tmp_path: Path, wire: WireServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -103,7 +121,8 @@ def test_a_report_that_cannot_be_written_fails_the_run_with_the_reason(
     wire.respond("openai", ScriptedReviewer({"app/settings.py": []}))
     output = {"report_dir": str(tmp_path / "reports"), "markdown": "review-report.json/x.md"}
     state = ci_review(str(repo.root), commit=head, overrides={"output": output}, return_state=True)
-    assert state.is_failed()
     assert state.message.startswith("report not written: cannot write ")
-    assert state.result(raise_on_failure=False)["exit_code"] == 2
+    assert_failed_with_reason(state)
+    [summary] = artifacts(state.state_details.flow_run_id)[summary_key(str(repo.root))]
+    assert summary["exit_code"] == 2 and "markdown" not in summary["reports"]
     assert (tmp_path / "reports" / "review-report.sarif").is_file()  # the others are written

@@ -7,6 +7,7 @@ package index), which `.ci/run` calls after the test suite.
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -14,8 +15,10 @@ from pathlib import Path
 
 import yaml
 
+from flows.cli.parser import build_parser
 from flows.deployed import ci_review
 from flows.release import release_review
+from flows.review import review
 
 ROOT = Path(__file__).resolve().parents[2]
 HADOLINT = shutil.which("hadolint") or str(Path(sys.executable).parent / "hadolint")
@@ -55,7 +58,11 @@ def test_image_is_slim_quiet_non_root_and_installs_pinned() -> None:
 
 
 def test_prefect_yaml_deployments() -> None:
-    spec = yaml.safe_load((ROOT / "prefect.yaml").read_text())
+    text = (ROOT / "prefect.yaml").read_text()
+    header = text[: text.index("\nname: ")]
+    for name in ("PREFECT_API_URL", "REVIEWFLOW_CODE_DIR", "REVIEWFLOW_NIGHTLY_REPOSITORY"):
+        assert f"#   {name} " in header  # what must be set before `prefect deploy`, at the top
+    spec = yaml.safe_load(text)
     deployments = {d["name"]: d for d in spec["deployments"]}
     assert set(deployments) == {"ci-review", "nightly-release-review"}
     assert all(d["work_pool"]["name"] == "reviewflow" for d in deployments.values())
@@ -66,7 +73,8 @@ def test_prefect_yaml_deployments() -> None:
     assert nightly["entrypoint"] == "flows/release.py:release_review"
     names = {*ci_review.parameters.properties, *release_review.parameters.properties}
     assert not [name for name in names if "key" in name or "token" in name or "secret" in name]
-    assert ci_review.name == "review" and release_review.name == "release-review"
+    assert ci_review.name == "ci-review" and release_review.name == "release-review"
+    assert review.name == "review"  # the CLI's flow: no two flows share a name
 
 
 def test_ci_examples_parse() -> None:
@@ -76,6 +84,13 @@ def test_ci_examples_parse() -> None:
         "gitlab/.gitlab-ci.yml",
     ):
         assert yaml.safe_load((ROOT / "deployments" / path).read_text())
+    workflow = yaml.safe_load((ROOT / "deployments/github/review-deployment.yml").read_text())
+    [step] = workflow["jobs"]["review"]["steps"]
+    command = shlex.split(step["run"])
+    at = command.index("registry.example.com/tools/reviewflow:0.1.0")
+    args = build_parser().parse_args(command[at + 1 :])  # the flags this CLI really has
+    assert (args.command, args.deployment) == ("deployment-run", "ci-review/ci-review")
+    assert [p.split("=")[0] for p in args.param] == ["repository", "from_ref", "to_ref"]
     image = (ROOT / "deployments/github/review-image.yml").read_text()
     assert "upload-sarif" in image and "--sarif reviewflow.sarif" in image
     assert "codequality:" in (ROOT / "deployments/gitlab/.gitlab-ci.yml").read_text()

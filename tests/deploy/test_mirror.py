@@ -10,6 +10,7 @@ import pytest
 from reviewflow.errors import ConfigError
 from reviewflow.git.mirror import cache_path, is_remote, local_repository
 from tests.deploy.scenario import origin, push
+from tests.gitutil import GitRepo
 
 
 def _branches(root: Path) -> str:
@@ -46,3 +47,14 @@ def test_names(tmp_path: Path, rf_home: Path) -> None:
     assert cache_path("https://h/o/app.git", rf_home).name.startswith("app-")
     with pytest.raises(ConfigError, match="holds a password"):
         local_repository("https://user:secret@h/o/app.git", rf_home)
+
+
+@pytest.mark.parametrize("empty", ["", "  \t"])
+def test_an_empty_name_is_refused_not_taken_for_the_current_directory(
+    empty: str, repo: GitRepo, rf_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo.root)  # a worker's working directory is a repository (this source)
+    with pytest.raises(
+        ConfigError, match=r"invalid value for 'repository': .*\(accepted: a Git URL"
+    ):
+        local_repository(empty, rf_home)

@@ -11,6 +11,7 @@ from prefect.variables import Variable
 
 from flows.release import last_reviewed, release_review, variable_name
 from reviewflow.git.branches import matching_branches
+from tests.deploy.readback import artifacts, assert_failed_with_reason
 from tests.deploy.scenario import RISKY, SPLIT, origin, push, use_model
 from tests.flows.reviewer import ScriptedReviewer
 from tests.gitutil import GitRepo
@@ -89,12 +90,29 @@ def test_failures_name_the_branches_and_only_completed_reviews_move(
     )
 
     state = release_review(url, branches=["release/*"], return_state=True)
-    assert state.is_failed()
+    assert_failed_with_reason(state)
     assert "release/1: review incomplete" in state.message
+    table = artifacts(state.state_details.flow_run_id)["release-review-origin-git"]
+    assert "| `release/2` |" in table and "| failed | 2 |" in table
     assert "release/2: gate failed: 1 finding(s), high app/settings.py" in state.message
     assert last_reviewed(url, "release/1") is None  # incomplete: stays where it was
     assert last_reviewed(url, "release/2") == repo.git("rev-parse", "release/2").strip()
     assert Variable.get(variable_name(url, "feature/x")) is None
+
+
+def test_an_empty_repository_fails_instead_of_reviewing_the_working_directory(
+    tmp_path: Path, wire: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_model(monkeypatch, wire)
+    repo, _ = _releases(tmp_path)
+    monkeypatch.chdir(repo.root)  # what `prefect deploy` without REVIEWFLOW_NIGHTLY_REPOSITORY did
+    wire.respond("openai", ScriptedReviewer({}))
+    state = release_review("", return_state=True)
+    assert state.is_failed()
+    assert "invalid value for 'repository': ''" in str(state.message)
+    assert "REVIEWFLOW_NIGHTLY_REPOSITORY" in str(state.message)
+    assert wire.requests() == []
+    assert last_reviewed(str(repo.root), "release/1") is None
 
 
 def test_patterns_follow_git(repo: GitRepo) -> None:
