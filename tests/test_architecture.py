@@ -69,8 +69,9 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 def _imported_names(tree: ast.AST, *, lazy: bool = True) -> Iterator[str]:
     """Dotted names imported in `tree`; with `lazy` false, only those imported when the module
-    itself is (none inside a function or an `if TYPE_CHECKING:` block). `from a import b` names `a.b` when that is a module of
-    ours, else `a` (a package's `__init__` may import its own submodules: no cycle)."""
+    itself is (none inside a function or an `if TYPE_CHECKING:` block). `from a import b`
+    names `a.b` when that is a module of ours, else `a` (a package's `__init__` may import its
+    own submodules: no cycle)."""
     stack = [tree]
     while stack:
         node = stack.pop()
