@@ -160,11 +160,16 @@ def _run_here(
 def _print_outcome(run: ReviewRun, config: Config, env: Mapping[str, str]) -> int:
     """The console report (on stderr when a report file goes to stdout), then the exit code."""
     from reviewflow.report.console import make_console, print_console
+    from reviewflow.report.gate import incomplete_line
 
     stream = sys.stderr if config.output.to_stdout else sys.stdout  # stdout: that report alone
     print_console(run.outcome, config.output.console, make_console(stream, env), run.written)
     if run.report_error:
         raise OutputError(run.report_error)
+    if run.outcome.exit_code == 2:  # one line whatever the console setting (`--console off`)
+        where = run.written.get("json")
+        report = f" (report: {where})" if where and where != "-" else ""
+        sys.stderr.write(f"reviewflow: {incomplete_line(run.outcome)}{report}\n")
     return run.exit_code
 
 

@@ -7,34 +7,18 @@ deployment-run`, the Prefect UI) can read it whether the run passed or not.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Literal, Protocol
+from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from reviewflow.models import Severity
 from reviewflow.report.artifacts import artifact_key
-from reviewflow.report.outcome import ReviewOutcome
+from reviewflow.report.outcome import ReviewOutcome, ReviewRun
 from reviewflow.report.wording import counted
 
 GATE_PASSED = "gate passed"
 SUMMARY_MODE = "ci-review"  # the summary artifact's key: reviewflow-<repository>-ci-review-<hash>
-
-
-class FinishedReview(Protocol):
-    """What a finished review run hands back (the `review` flow's result)."""
-
-    @property
-    def outcome(self) -> ReviewOutcome: ...
-
-    @property
-    def written(self) -> Mapping[str, str]: ...
-
-    @property
-    def report_error(self) -> str | None: ...
-
-    @property
-    def exit_code(self) -> int: ...
 
 
 class RunSummary(BaseModel):
@@ -54,21 +38,33 @@ def gate_reason(outcome: ReviewOutcome, fail_on: Sequence[Severity]) -> str:
     if outcome.exit_code == 0:
         return ""
     if outcome.status != "complete" or outcome.exit_code != 1:
-        causes = "; ".join(error.message for error in outcome.errors[:3]) or "see the report"
-        return f"review incomplete: {causes}"
+        return incomplete_line(outcome)
     fail = [f for f in outcome.sorted_findings() if f.severity in fail_on]
     shown = "; ".join(f"{f.severity.value} {f.path}:{f.start_line} {f.title}" for f in fail[:3])
     more = f" (+{len(fail) - 3} more)" if len(fail) > 3 else ""
     return f"gate failed: {len(fail)} finding(s), {shown}{more}"
 
 
-def run_reason(run: FinishedReview, fail_on: Sequence[Severity]) -> str:
+def incomplete_line(outcome: ReviewOutcome) -> str:
+    """`review incomplete: ` and what made it so: its first failed requests, else the warnings
+    of its incomplete files, else where to look."""
+    causes = [error.message for error in outcome.errors]
+    if not causes:
+        files = set(outcome.incomplete_files)
+        causes = [w.message for w in outcome.warnings if w.path is not None and w.path in files]
+    shown = "; ".join(dict.fromkeys(causes[:3])) or "see the report"
+    files = len(outcome.incomplete_files)
+    detail = f"{shown} ({counted(files, 'file')} incomplete)" if files else shown
+    return f"review incomplete: {detail}"
+
+
+def run_reason(run: ReviewRun, fail_on: Sequence[Severity]) -> str:
     """Why a deployed review does not pass: its gate, and a report it could not write."""
     problem = run.report_error and f"report not written: {run.report_error}"
     return "; ".join(reason for reason in (gate_reason(run.outcome, fail_on), problem) if reason)
 
 
-def run_summary(run: FinishedReview) -> RunSummary:
+def run_summary(run: ReviewRun) -> RunSummary:
     """The summary of a deployed review."""
     outcome = run.outcome
     return RunSummary(

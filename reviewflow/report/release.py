@@ -10,7 +10,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from reviewflow.models import Severity
-from reviewflow.report.gate import FinishedReview, run_reason
+from reviewflow.report.gate import run_reason
+from reviewflow.report.outcome import ReviewRun
 
 VARIABLE_PREFIX = "reviewflow-nightly"
 
@@ -31,7 +32,7 @@ class BranchReview(BaseModel):
 
 
 def reviewed_branch(
-    branch: str, head: str, since: str, run: FinishedReview, fail_on: Sequence[Severity]
+    branch: str, head: str, since: str, run: ReviewRun, fail_on: Sequence[Severity]
 ) -> BranchReview:
     """The row of a branch whose range was reviewed: `reviewed` when the review completed and
     its reports were written (its gate may still have failed), else `failed`."""
@@ -47,7 +48,7 @@ def reviewed_branch(
     )
 
 
-def is_reviewed(run: FinishedReview) -> bool:
+def is_reviewed(run: ReviewRun) -> bool:
     """Whether the branch's reviewed head may move (else the next night tries again)."""
     return run.outcome.status == "complete" and not run.report_error
 

@@ -204,6 +204,15 @@ def test_failing_provider_is_incomplete_and_retried_next_time(
     assert report["usage"]["requests"] == 1  # a 401 is not retried
     assert TEST_KEY not in json.dumps(report)
     assert "  1 of 1 file reviewed (1 incomplete), 0 findings" in capsys.readouterr().out
+    # With the console off, exit 2 is still one line on stderr, naming the cause.
+    code, _ = _review(monkeypatch, wire, "anthropic", repo, "--console", "off")
+    captured = capsys.readouterr()
+    assert (code, captured.out) == (2, "")
+    (line,) = captured.err.splitlines()
+    assert line.startswith("reviewflow: review incomplete: ") and "401" in line
+    assert line.endswith(
+        "(1 file incomplete) (report: " + str(repo.root.parent / "out" / "review-report.json") + ")"
+    )
 
     reviewer.fail_paths.clear()
     code, report = _review(monkeypatch, wire, "anthropic", repo)

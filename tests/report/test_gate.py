@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 import pytest
 
@@ -17,23 +16,17 @@ from reviewflow.report.gate import (
     summary_key,
     summary_line,
 )
-from reviewflow.report.outcome import ReviewOutcome
+from reviewflow.report.outcome import ReviewOutcome, ReviewRun
 from tests.report.samples import empty_outcome, finding, incomplete_outcome, make_outcome
 
 GATE = (Severity.CRITICAL, Severity.HIGH)
 
 
-@dataclass(frozen=True)
-class Finished:
+def finished_run(
+    outcome: ReviewOutcome, written: dict[str, str] | None = None, report_error: str | None = None
+) -> ReviewRun:
     """A finished review run as the `review` flow returns it."""
-
-    outcome: ReviewOutcome
-    written: dict[str, str] = field(default_factory=dict)
-    report_error: str | None = None
-
-    @property
-    def exit_code(self) -> int:
-        return 2 if self.report_error else self.outcome.exit_code
+    return ReviewRun(outcome=outcome, written=written or {}, report_error=report_error)
 
 
 def test_the_gate_line_names_the_first_failing_findings() -> None:
@@ -51,19 +44,31 @@ def test_an_incomplete_review_says_why() -> None:
     )
     bare = make_outcome(status="incomplete", exit_code=2)
     assert gate_reason(bare, GATE) == "review incomplete: see the report"
+    looped = make_outcome(
+        status="incomplete",
+        exit_code=2,
+        incomplete_files=("a.py",),
+        warnings=(
+            ReviewWarning("rule_reference_failed", "rules.md not found", None),
+            ReviewWarning("tool_loop_limit_reached", "chunk 1/1: all 30 tool rounds", "a.py"),
+        ),
+    )
+    assert gate_reason(looped, GATE) == (
+        "review incomplete: chunk 1/1: all 30 tool rounds (1 file incomplete)"
+    )
 
 
 def test_a_report_not_written_joins_the_gate_line() -> None:
-    passed = Finished(empty_outcome(), report_error="cannot write /r/x.md: is a directory")
+    passed = finished_run(empty_outcome(), report_error="cannot write /r/x.md: is a directory")
     assert run_reason(passed, GATE) == "report not written: cannot write /r/x.md: is a directory"
-    failed = Finished(make_outcome(), report_error="disk full")
+    failed = finished_run(make_outcome(), report_error="disk full")
     assert run_reason(failed, GATE).startswith("gate failed: 4 finding(s), ")
     assert run_reason(failed, GATE).endswith("; report not written: disk full")
-    assert run_reason(Finished(empty_outcome()), GATE) == ""
+    assert run_reason(finished_run(empty_outcome()), GATE) == ""
 
 
 def test_the_summary_and_its_line() -> None:
-    run = Finished(
+    run = finished_run(
         make_outcome(findings=(finding(1, Severity.HIGH),)),
         written={"json": "/r/review-report.json", "sarif": "/r/review-report.sarif"},
     )
@@ -80,7 +85,7 @@ def test_the_summary_and_its_line() -> None:
         "review 20261130T120000Z-3f2a9c1d: complete, exit code 1, 1 finding; "
         "reports on the worker: json /r/review-report.json, sarif /r/review-report.sarif"
     )
-    bare = run_summary(Finished(incomplete_outcome(), report_error="disk full"))
+    bare = run_summary(finished_run(incomplete_outcome(), report_error="disk full"))
     assert (bare.exit_code, bare.status) == (2, "incomplete")
     assert (
         summary_line(bare)

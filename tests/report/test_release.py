@@ -19,22 +19,22 @@ from reviewflow.report.release import (
     variable_name,
 )
 from tests.report.samples import empty_outcome, incomplete_outcome, make_outcome
-from tests.report.test_gate import Finished
+from tests.report.test_gate import finished_run
 
 GATE = (Severity.CRITICAL, Severity.HIGH)
 HEAD, SINCE = "a" * 40, "b" * 40
 
 
 def test_rows_of_reviewed_branches() -> None:
-    passed = reviewed_branch("release/1", HEAD, SINCE, Finished(empty_outcome()), GATE)
+    passed = reviewed_branch("release/1", HEAD, SINCE, finished_run(empty_outcome()), GATE)
     assert (passed.status, passed.exit_code, passed.reason) == ("reviewed", 0, "")
-    gated = reviewed_branch("release/2", HEAD, SINCE, Finished(make_outcome()), GATE)
+    gated = reviewed_branch("release/2", HEAD, SINCE, finished_run(make_outcome()), GATE)
     assert (gated.status, gated.exit_code, gated.findings) == ("reviewed", 1, 8)  # it moves on
     assert gated.reason.startswith("gate failed: 4 finding(s)")
     assert gated.review_id == "20261130T120000Z-3f2a9c1d"
-    incomplete = reviewed_branch("release/3", HEAD, SINCE, Finished(incomplete_outcome()), GATE)
+    incomplete = reviewed_branch("release/3", HEAD, SINCE, finished_run(incomplete_outcome()), GATE)
     assert (incomplete.status, incomplete.exit_code) == ("failed", 2)  # tried again next night
-    unwritten = Finished(empty_outcome(), report_error="disk full")
+    unwritten = finished_run(empty_outcome(), report_error="disk full")
     row = reviewed_branch("release/4", HEAD, SINCE, unwritten, GATE)
     assert (row.status, row.exit_code, row.reason) == ("failed", 2, "report not written: disk full")
 
