@@ -48,13 +48,13 @@ def gate_reason(outcome: ReviewOutcome, fail_on: Sequence[Severity]) -> str:
 def incomplete_line(outcome: ReviewOutcome) -> str:
     """`review incomplete: ` and what made it so: its first failed requests, else the warnings
     of its incomplete files, else where to look."""
-    causes = [error.message for error in outcome.errors]
-    if not causes:
-        files = set(outcome.incomplete_files)
-        causes = [w.message for w in outcome.warnings if w.path is not None and w.path in files]
+    incomplete = set(outcome.incomplete_files)
+    causes = [error.message for error in outcome.errors] or [
+        w.message for w in outcome.warnings if w.path is not None and w.path in incomplete
+    ]
     shown = "; ".join(dict.fromkeys(causes[:3])) or "see the report"
-    files = len(outcome.incomplete_files)
-    detail = f"{shown} ({counted(files, 'file')} incomplete)" if files else shown
+    count = len(incomplete)
+    detail = f"{shown} ({counted(count, 'file')} incomplete)" if count else shown
     return f"review incomplete: {detail}"
 
 
