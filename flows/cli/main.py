@@ -15,7 +15,7 @@ from flows.cli.parser import build_parser, missing_action
 from flows.cli.review import cmd_review
 from flows.local.warm.child import ForkedReview
 from reviewflow.config import home_dir
-from reviewflow.errors import ReviewError
+from reviewflow.errors import ReviewError, SetupError
 
 
 def main(argv: Sequence[str] | None = None, forked: ForkedReview | None = None) -> int:
@@ -47,6 +47,8 @@ def main(argv: Sequence[str] | None = None, forked: ForkedReview | None = None) 
 def _dispatch(
     args: argparse.Namespace, env: Mapping[str, str], log: Path, forked: ForkedReview | None
 ) -> int:
+    if args.command in ("review", "rules"):
+        check_working_directory()
     if args.command == "review":
         return cmd_review(args, env, log, forked)
     if args.command == "rules":
@@ -58,6 +60,17 @@ def _dispatch(
     if args.command == "server":
         return cmd_server(args, env)
     return cmd_version()
+
+
+def check_working_directory() -> None:
+    """A review reads paths relative to the working directory: it must still exist."""
+    try:
+        os.getcwd()
+    except OSError as exc:  # deleted (or no longer searchable) under the shell
+        raise SetupError(
+            f"the current directory cannot be used ({exc.strerror}; deleted?): cd to an "
+            "existing directory and run the command again"
+        ) from None
 
 
 def _unexpected(exc: Exception, log: Path, *, verbose: bool) -> int:

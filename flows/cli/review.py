@@ -10,7 +10,6 @@ import argparse
 import contextlib
 import json
 import os
-import shutil
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -33,6 +32,7 @@ from reviewflow.config import (
 )
 from reviewflow.errors import ConfigError, OutputError
 from reviewflow.fsutil import check_output, write_output
+from reviewflow.git.repo import read_stdin
 from reviewflow.request import ReviewRequest
 
 if TYPE_CHECKING:
@@ -211,10 +211,10 @@ def stdin_saved(request: ReviewRequest) -> Iterator[ReviewRequest]:
     if request.diff_source != "-":
         yield request
         return
+    data = read_stdin(sys.stdin)  # one line and exit 2 when stdin is closed or unreadable
     with tempfile.TemporaryDirectory(prefix="reviewflow-diff-") as tmpdir:
         path = Path(tmpdir) / "stdin.diff"
-        with open(path, "wb") as handle:
-            shutil.copyfileobj(sys.stdin.buffer, handle)
+        path.write_bytes(data)
         yield request.model_copy(update={"stdin_copy": str(path)})
 
 
@@ -227,8 +227,7 @@ def run_preview(
     from reviewflow.report.preview import preview_document, render_preview
     from reviewflow.select.scope import collect, select
 
-    stdin = sys.stdin.buffer if request.diff_source == "-" else None
-    change = collect(request, config.review.context_lines, stdin)
+    change = collect(request, config.review.context_lines)  # `--diff -`: reads stdin
     scope = select(change, request, config.review.max_file_bytes)
     doc = preview_document(scope, request)
     if json_path and not report_off(json_path):

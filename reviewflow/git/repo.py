@@ -123,12 +123,24 @@ def _range(root: Path, spec: ChangeSpec, digest: hashlib._Hash) -> _Result:
 
 def _read_source(source: str, stdin: typing.BinaryIO | None) -> bytes:
     if source == "-":
-        stream = stdin if stdin is not None else sys.stdin.buffer
-        return stream.read()
+        return read_stdin(stdin if stdin is not None else sys.stdin)
     try:
         return Path(source).read_bytes()
     except OSError as err:
         raise DiffParseError(f"cannot read diff file '{source}': {err.strerror or err}") from None
+
+
+def read_stdin(stream: typing.IO[typing.Any] | None) -> bytes:
+    """All of a diff given on stdin (a text stream is read through its buffer); DiffParseError
+    (one line) when stdin is closed or cannot be read (a directory, an I/O error)."""
+    if stream is None:  # the process was started with stdin closed
+        raise DiffParseError("cannot read the diff from stdin: stdin is closed")
+    try:
+        data: bytes = getattr(stream, "buffer", stream).read()
+    except (OSError, ValueError) as err:  # ValueError: a closed file
+        reason = getattr(err, "strerror", None) or str(err)
+        raise DiffParseError(f"cannot read the diff from stdin: {reason}") from None
+    return data
 
 
 def _stdin(
