@@ -246,6 +246,23 @@ def test_server_status_and_stop_commands(
     assert capsys.readouterr().out == "not running\n"
 
 
+def test_each_prefect_version_has_its_own_server(home: Path) -> None:
+    """Two installs with different Prefect versions share a reviewflow home: neither replaces
+    the other's server (nor uses its database)."""
+    ours = _pid(_ensure(home))
+    older = prefect_home(home, "0.0.1")
+    assert older != prefect_home(home) and older.parent == prefect_home(home).parent
+    instance = "reviewflow-older-server"  # a process standing in for that version's server
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", instance])
+    try:
+        older.mkdir(parents=True, exist_ok=True)
+        write_state(older, ServerState(other.pid, 9, instance, "0.0.1", 5.0, time.time()))
+        assert _pid(_ensure(home)) == ours and other.poll() is None  # left alone
+    finally:
+        other.kill()
+        other.wait()
+
+
 def test_a_recorded_pid_and_port_now_owned_by_others_are_left_alone(home: Path) -> None:
     """Also: a --no-server-reuse run stops the server it started, and nothing else."""
     stop_server(home)
