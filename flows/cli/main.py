@@ -24,7 +24,6 @@ def main(argv: Sequence[str] | None = None, forked: ForkedReview | None = None) 
     `forked` is set when a warm process's child runs the command (`flows.local.warm.child`).
     """
     args = build_parser().parse_args(argv)
-    args.argv = list(sys.argv[1:] if argv is None else argv)  # what a warm process is given
     if missing_action(args):  # `reviewflow`, `reviewflow config`: the help, and exit 2
         args.help_parser.print_help()
         return 2

@@ -20,7 +20,7 @@ from flows.cli.failures import log_to_file
 from flows.local.api import ApiTarget, ensure_api, run_with_server
 from flows.local.settings import PrefectEnvironment
 from flows.local.warm.child import ForkedReview
-from flows.local.warm.client import hand_over, start_warm
+from flows.local.warm.launch import start_warm
 from reviewflow.config import (
     KEY_ENV_VARS,
     Config,
@@ -102,10 +102,9 @@ def cmd_review(
     config = load_config(home_dir(env), env, flag_overrides(args))
     if args.preview:
         return run_preview(request, config, args.json_path)
-    # The managed server in reuse mode: a warm process may run the review (no Prefect import).
-    warm_ok = forked is None and uses_warm(args, config, request, env)
-    if warm_ok and (code := hand_over(Path(request.home), args.argv)) is not None:
-        return code
+    warm_ok = uses_warm(args, config, request, env)  # `entry` handed over what it could
+    if forked is not None and not warm_ok:
+        forked.decline()  # the config turns it off: the CLI runs this review, the process stops
     from reviewflow.providers.factory import check_settings
     from reviewflow.select.scope import collect, select
 
@@ -122,7 +121,7 @@ def cmd_review(
                 forked.adopt_settings()
             log_to_file("prefect", log)
             run = run_with_server(target, lambda: _run_here(effective, config, scope, env))
-            if warm_ok and target.state is not None:  # for the next review
+            if warm_ok and forked is None and target.state is not None:  # for the next review
                 start_warm(Path(request.home), os.environ, target.state, WARM_PROGRAM)
             return _print_outcome(run, config, env)
 

@@ -17,7 +17,8 @@ from flows.local.process import (
     stop_process,
 )
 from flows.local.settings import prefect_home
-from flows.local.warm.state import stop_warm, warm_pid
+from flows.local.warm.sockets import install_key
+from flows.local.warm.state import read_warm, running_warm, stop_every_warm
 
 
 @dataclass(frozen=True)
@@ -27,11 +28,11 @@ class ServerStatus:
     home: Path
     state: ServerState | None
     running: bool
-    warm_pid: int | None = None  # the warm review process (flows.warm), if one runs
+    warm: str = "no warm process"  # this install's warm review process
 
     def render(self) -> str:
         log = self.home / LOG_FILE
-        warm = f"warm review process: pid {self.warm_pid}" if self.warm_pid else "no warm process"
+        warm = self.warm
         if not self.running or self.state is None:
             return f"not running (Prefect home: {self.home})\n{warm}\n"
         ui = self.state.url.removesuffix("/api")
@@ -49,7 +50,16 @@ def server_status(home: Path) -> ServerStatus:
     phome = prefect_home(home)
     state = read_state(phome)
     running = state is not None and is_ours(state) and server_version(state.url) is not None
-    return ServerStatus(phome, state, running, warm_pid(phome))
+    return ServerStatus(phome, state, running, _warm_line(phome))
+
+
+def _warm_line(phome: Path) -> str:
+    state = read_warm(phome, install_key())
+    if state is not None and state.off:
+        return f"warm review process: off ({state.off})"
+    if state is None or state not in running_warm(phome):
+        return "no warm process"
+    return f"warm review process: pid {state.pid} (log: {state.log})"
 
 
 def stop_server(home: Path) -> ServerState | None:
@@ -57,7 +67,7 @@ def stop_server(home: Path) -> ServerState | None:
     phome = prefect_home(home)
     if not phome.exists():
         return None
-    stop_warm(phome)
+    stop_every_warm(phome)
     drain_prefect()
     with locked(phome):
         state = read_state(phome)
