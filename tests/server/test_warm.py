@@ -648,6 +648,13 @@ def test_two_installs_alternating_keep_a_warm_process_each(
     assert _eventually(
         lambda: (setup.served(), setup.served(other_install)) == (counts[0] + 2, counts[1] + 2)
     )
+    status = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "server", "status"], env=setup.env(),
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert f"warm review process: pid {ours} " in status
+    assert f"also running: a warm review process of {sys.executable} (code in " in status
+    assert f"pid {theirs}\n" in status
 
 
 def test_an_upgrade_in_place_is_never_served_by_the_old_code(
@@ -774,7 +781,7 @@ def test_server_stop_stops_the_warm_process(
     assert main(["server", "status"]) == 0
     assert f"warm review process: pid {pid} (log: {state.log})\n" in capsys.readouterr().out
     assert main(["server", "stop"]) == 0
-    assert capsys.readouterr().out.startswith("stopped (pid ")
+    assert f"stopped the warm review process (pid {pid})\n" in capsys.readouterr().out
     assert _gone(pid, within=1.0)
     assert not Path(state.socket).exists()
     assert main(["server", "status"]) == 0
