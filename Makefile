@@ -37,6 +37,7 @@ bench: dev
 	$(BIN)/python bench/prompt_size.py
 	$(BIN)/python bench/placement.py
 	$(BIN)/python bench/review_concurrency.py
+	$(BIN)/python bench/handover.py
 
 build-info:
 	printf 'COMMIT = "%s"\nBUILD_TIME = "%s"\n' "$$(git rev-parse --short=12 HEAD)" \

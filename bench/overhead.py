@@ -33,8 +33,9 @@ from synth import make_small_change  # noqa: E402
 from flows.local.api import ensure_api, run_with_server  # noqa: E402
 from flows.local.control import stop_server  # noqa: E402
 from flows.local.process import read_state  # noqa: E402
-from flows.local.settings import PrefectEnvironment  # noqa: E402
-from flows.local.warm.state import LOG_FILE, SOCKET_FILE, warm_pid  # noqa: E402
+from flows.local.settings import PrefectEnvironment, prefect_home  # noqa: E402
+from flows.local.warm.sockets import install_key  # noqa: E402
+from flows.local.warm.state import WarmState, read_warm, running_warm  # noqa: E402
 
 RUNS = 5
 FIRST_RUNS = 3  # a fresh home migrates its database: the slowest case, fewer repetitions
@@ -96,7 +97,7 @@ def _series(
 
 
 def _server_rss(home: Path) -> str:
-    state = read_state(home / "prefect")
+    state = read_state(prefect_home(home))
     return "no server" if state is None else _peak_rss(state.pid)
 
 
@@ -107,11 +108,19 @@ def _peak_rss(pid: int) -> str:
     return "unknown"
 
 
+def _warm(home: Path) -> WarmState | None:
+    """This install's warm process, if it runs."""
+    phome = prefect_home(home)
+    state = read_warm(phome, install_key())
+    return state if state is not None and state in running_warm(phome) else None
+
+
 def _wait_warm(home: Path) -> None:
     """Until the warm process accepts hand-overs (its imports take seconds after a run)."""
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
-        if warm_pid(home / "prefect") is not None and (home / "prefect" / SOCKET_FILE).exists():
+        state = _warm(home)
+        if state is not None and "serving on" in Path(state.log).read_text():
             return
         time.sleep(0.2)
     raise SystemExit("no warm process started")
@@ -119,8 +128,9 @@ def _wait_warm(home: Path) -> None:
 
 def _warm_children(home: Path, runs: int) -> str:
     """The warm process's peak RSS, and its last `runs` review children's, from its log."""
-    pid = warm_pid(home / "prefect")
-    lines = (home / "prefect" / LOG_FILE).read_text().splitlines()
+    state = _warm(home)
+    pid = state.pid if state else None
+    lines = Path(state.log).read_text().splitlines() if state else []
     reviews = [line for line in lines if line.startswith("review pid ")][-runs:]
     cpu = [float(line.split("CPU ")[1].split()[0]) for line in reviews]
     rss = [int(line.split("peak RSS ")[1].split()[0]) for line in reviews]

@@ -9,6 +9,10 @@ class ReviewError(Exception):
     exit_code = 2
 
 
+class SetupError(ReviewError):
+    """What the command was started with cannot be used: a deleted working directory."""
+
+
 class ConfigError(ReviewError):
     """Bad configuration: unknown key, bad value, invalid YAML, bad flag combination."""
 

@@ -84,7 +84,7 @@ def cmd_server(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         sys.stdout.write(server_status(home_dir(env)).render())
         return 0
     stopped = stop_server(home_dir(env))
-    sys.stdout.write(f"stopped (pid {stopped.pid})\n" if stopped else "not running\n")
+    sys.stdout.write("".join(f"{line}\n" for line in stopped) or "not running\n")
     return 0
 
 

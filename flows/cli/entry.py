@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 
-from flows.local.warm.client import hand_over
+from flows.local.warm.client import CANCELLED, hand_over
 from reviewflow.ci import ci_variables
 from reviewflow.home import home_dir
 
@@ -24,7 +24,11 @@ def entry(argv: Sequence[str] | None = None) -> int:
     """Run the `reviewflow` command `argv` (default: this process's arguments)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if may_hand_over(args, os.environ):
-        code = hand_over(home_dir(os.environ), args)
+        try:
+            code = hand_over(home_dir(os.environ), args)
+        except KeyboardInterrupt:  # before the hand-over's own handlers were in place
+            sys.stderr.write(CANCELLED)
+            return 130
         if code is not None:
             return code
     from flows.cli.main import main

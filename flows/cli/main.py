@@ -16,7 +16,7 @@ from flows.cli.parser import build_parser, missing_action
 from flows.cli.review import cmd_review
 from flows.local.warm.child import ForkedReview
 from reviewflow.config import home_dir
-from reviewflow.errors import ReviewError
+from reviewflow.errors import ReviewError, SetupError
 from reviewflow.home import secure_home
 
 
@@ -26,7 +26,6 @@ def main(argv: Sequence[str] | None = None, forked: ForkedReview | None = None) 
     `forked` is set when a warm process's child runs the command (`flows.local.warm.child`).
     """
     args = build_parser().parse_args(argv)
-    args.argv = list(sys.argv[1:] if argv is None else argv)  # what a warm process is given
     if missing_action(args):  # `reviewflow`, `reviewflow config`: the help, and exit 2
         args.help_parser.print_help()
         return 2
@@ -53,6 +52,8 @@ def main(argv: Sequence[str] | None = None, forked: ForkedReview | None = None) 
 def _dispatch(
     args: argparse.Namespace, env: Mapping[str, str], log: Path, forked: ForkedReview | None
 ) -> int:
+    if args.command in ("review", "rules"):
+        check_working_directory()
     if args.command == "review":
         return cmd_review(args, env, log, forked)
     if args.command == "rules":
@@ -66,6 +67,17 @@ def _dispatch(
     if args.command == "deployment-run":
         return cmd_deployment_run(args)
     return cmd_version()
+
+
+def check_working_directory() -> None:
+    """A review reads paths relative to the working directory: it must still exist."""
+    try:
+        os.getcwd()
+    except OSError as exc:  # deleted (or no longer searchable) under the shell
+        raise SetupError(
+            f"the current directory cannot be used ({exc.strerror}; deleted?): cd to an "
+            "existing directory and run the command again"
+        ) from None
 
 
 def _unexpected(exc: Exception, log: Path, *, verbose: bool) -> int:

@@ -230,14 +230,17 @@ def _add_server_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
         actions,
         "status",
         "whether it runs, its URL (open it for the Prefect UI)",
-        "Say whether the managed server runs, its pid, URL and Prefect home.",
+        "Say whether the managed server runs, its pid, URL and Prefect home, and this install's "
+        "warm review process; then what else runs for this reviewflow home (other Prefect "
+        "versions' servers, other installs' warm processes).",
         "reviewflow server status",
     )
     _sub_parser(
         actions,
         "stop",
         "stop it now (the next review starts it again)",
-        "Stop the managed server now; the next review starts it again.",
+        "Stop every managed server and warm review process of this reviewflow home (every "
+        "Prefect version and install); the next review starts what it needs again.",
         "reviewflow server stop",
     )
 

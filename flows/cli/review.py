@@ -10,7 +10,6 @@ import argparse
 import contextlib
 import json
 import os
-import shutil
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -21,7 +20,7 @@ from flows.cli.failures import log_to_file
 from flows.local.api import ApiTarget, ensure_api, run_with_server
 from flows.local.settings import PrefectEnvironment
 from flows.local.warm.child import ForkedReview
-from flows.local.warm.client import hand_over, start_warm
+from flows.local.warm.launch import start_warm
 from reviewflow.config import (
     KEY_ENV_VARS,
     Config,
@@ -33,6 +32,7 @@ from reviewflow.config import (
 )
 from reviewflow.errors import ConfigError, OutputError
 from reviewflow.fsutil import check_output, private_umask, write_output
+from reviewflow.git.repo import read_stdin
 from reviewflow.request import ReviewRequest
 
 if TYPE_CHECKING:
@@ -102,10 +102,9 @@ def cmd_review(
     config = load_config(home_dir(env), env, flag_overrides(args))
     if args.preview:
         return run_preview(request, config, args.json_path)
-    # The managed server in reuse mode: a warm process may run the review (no Prefect import).
-    warm_ok = forked is None and uses_warm(args, config, request, env)
-    if warm_ok and (code := hand_over(Path(request.home), args.argv)) is not None:
-        return code
+    warm_ok = uses_warm(args, config, request, env)  # `entry` handed over what it could
+    if forked is not None and not warm_ok:
+        forked.decline()  # the config turns it off: the CLI runs this review, the process stops
     with private_umask():  # the server, its database, cached answers, logs: the user's alone
         return _review(args, env, log, request, config, forked=forked, warm_ok=warm_ok)
 
@@ -137,7 +136,7 @@ def _review(
                 forked.adopt_settings()
             log_to_file("prefect", log)
             run = run_with_server(target, lambda: _run_here(effective, config, scope, env))
-            if warm_ok and target.state is not None:  # for the next review
+            if warm_ok and forked is None and target.state is not None:  # for the next review
                 start_warm(Path(request.home), os.environ, target.state, WARM_PROGRAM)
             return _print_outcome(run, config, env)
 
@@ -231,10 +230,10 @@ def stdin_saved(request: ReviewRequest) -> Iterator[ReviewRequest]:
     if request.diff_source != "-":
         yield request
         return
+    data = read_stdin(sys.stdin)  # one line and exit 2 when stdin is closed or unreadable
     with tempfile.TemporaryDirectory(prefix="reviewflow-diff-") as tmpdir:
         path = Path(tmpdir) / "stdin.diff"
-        with open(path, "wb") as handle:
-            shutil.copyfileobj(sys.stdin.buffer, handle)
+        path.write_bytes(data)
         yield request.model_copy(update={"stdin_copy": str(path)})
 
 
@@ -247,8 +246,7 @@ def run_preview(
     from reviewflow.report.preview import preview_document, render_preview
     from reviewflow.select.scope import collect, select
 
-    stdin = sys.stdin.buffer if request.diff_source == "-" else None
-    change = collect(request, config.review.context_lines, stdin)
+    change = collect(request, config.review.context_lines)  # `--diff -`: reads stdin
     scope = select(change, request, config.review.max_file_bytes)
     doc = preview_document(scope, request)
     if json_path and not report_off(json_path):

@@ -26,9 +26,27 @@ STARTUP_TIMEOUT_VAR = "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"
 STARTUP_TIMEOUT_DEFAULT = "90"  # Prefect's own 20 s is too short for a first start on 2 cores
 
 
-def prefect_home(home: Path) -> Path:
-    """The managed server's Prefect home: under the reviewflow home, never `~/.prefect`."""
+def prefect_home(home: Path, version: str | None = None) -> Path:
+    """The managed server's Prefect home for the installed Prefect (or `version`): under the
+    reviewflow home, never `~/.prefect`, one per Prefect version, so two installs that share a
+    reviewflow home with different Prefect versions each keep their server and database."""
+    return managed_root(home) / (version or prefect_version())
+
+
+def managed_root(home: Path) -> Path:
+    """Where the managed Prefect homes of every Prefect version live (`<home>/prefect`)."""
     return home / "prefect"
+
+
+def prefect_homes(home: Path) -> list[Path]:
+    """Every managed Prefect home under the reviewflow home `home`: one per Prefect version,
+    and the root itself (where one lived before they were kept per version)."""
+    root = managed_root(home)
+    try:
+        versions = sorted(entry for entry in root.iterdir() if entry.is_dir())
+    except OSError:
+        return []
+    return [root, *versions]
 
 
 def prefect_version() -> str:

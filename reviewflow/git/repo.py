@@ -1,20 +1,24 @@
-"""From a repository and a ChangeSpec to a parsed Change (workspace, commit, range, stdin)."""
+"""From a repository and a ChangeSpec to a parsed Change (workspace, commit, range, stdin).
+
+Every git command goes through `reviewflow.git.runner` and its scrubbed environment (GitPython
+read GIT_DIR and GIT_WORK_TREE from the process environment, and ran git with all of it).
+"""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import git
 
 from reviewflow.errors import ConfigError, DiffParseError, GitError
 from reviewflow.git.headers import merge_same_path
 from reviewflow.git.models import Change, ChangeSpec, DiffMode, FileDiff
 from reviewflow.git.parse import parse_unified_diff
 from reviewflow.git.runner import diff_flags, run_git, stream_diff, stream_tree_diff
+from reviewflow.git.snapshot import resolve_commit
 from reviewflow.git.untracked import untracked_files
 
 
@@ -29,38 +33,41 @@ class _Result:
 
 def find_repo_root(path: Path) -> Path:
     """The top of the working tree that contains `path`."""
+    if not path.is_dir():
+        raise GitError(f"not a Git repository: {path}")
     try:
-        with git.Repo(path, search_parent_directories=True) as repo:
-            top = repo.working_tree_dir
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        top = run_git(path, ["rev-parse", "--show-toplevel"])
+    except GitError as err:
+        if _is_bare(path):
+            raise GitError(f"not a Git repository (bare, no working tree): {path}") from None
+        if "not a git repository" not in str(err).lower():
+            raise  # git's own reason (a repository of another user, for one)
         raise GitError(f"not a Git repository: {path}") from None
-    if top is None:
-        raise GitError(f"not a Git repository (bare, no working tree): {path}")
-    return Path(top)
+    return Path(os.fsdecode(top.removesuffix(b"\n")))
 
 
-def _open(repo_root: Path) -> git.Repo:
+def _is_bare(path: Path) -> bool:
     try:
-        return git.Repo(repo_root)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise GitError(f"not a Git repository: {repo_root}") from None
+        return run_git(path, ["rev-parse", "--is-bare-repository"]).strip() == b"true"
+    except GitError:
+        return False
 
 
-def _try_resolve(repo: git.Repo, ref: str) -> str | None:
+def _check_repository(root: Path) -> None:
+    if not root.is_dir():
+        raise GitError(f"not a Git repository: {root}")
+    try:
+        run_git(root, ["rev-parse", "--git-dir"])
+    except GitError:
+        raise GitError(f"not a Git repository: {root}") from None
+
+
+def _try_resolve(root: Path, ref: str) -> str | None:
     """The commit SHA `ref` names, or None; a ref starting with `-` is never an option."""
     try:
-        out = repo.git.rev_parse("--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}")
-    except git.GitCommandError:
+        return resolve_commit(root, ref)
+    except GitError:
         return None
-    return str(out).strip() or None
-
-
-def resolve_commit(repo: git.Repo, ref: str) -> str:
-    """The commit SHA `ref` names; GitError "unknown revision" otherwise."""
-    sha = _try_resolve(repo, ref) if ref else None
-    if sha is None:
-        raise GitError(f"unknown revision '{ref}'")
-    return sha
 
 
 def _diff_args(spec: ChangeSpec, *refs: str) -> list[str]:
@@ -74,11 +81,11 @@ def _tree_diff(
     return stream_tree_diff(root, _diff_args(spec, old, new), digest)
 
 
-def _workspace(repo: git.Repo, root: Path, spec: ChangeSpec, digest: hashlib._Hash) -> _Result:
+def _workspace(root: Path, spec: ChangeSpec, digest: hashlib._Hash) -> _Result:
     # Diffs against the working tree read the `.gitattributes` of the user's own checkout,
     # as git itself does. In CI (where the checkout is the change under review) the trusted
     # path is range or commit mode, whose tree-to-tree diffs ignore in-tree attributes.
-    head = _try_resolve(repo, "HEAD")
+    head = _try_resolve(root, "HEAD")
     if head is None:  # unborn: nothing committed yet, review what is staged
         args = ["diff", *diff_flags(spec.context_lines), "--cached", "--"]
         files, warnings = stream_diff(root, args, digest)
@@ -88,9 +95,9 @@ def _workspace(repo: git.Repo, root: Path, spec: ChangeSpec, digest: hashlib._Ha
     return _Result(merge_same_path(files + extra), head, head, None, warnings + unreadable)
 
 
-def _commit(repo: git.Repo, root: Path, spec: ChangeSpec, digest: hashlib._Hash) -> _Result:
-    sha = resolve_commit(repo, spec.commit or "")
-    parent = _try_resolve(repo, f"{sha}^1")
+def _commit(root: Path, spec: ChangeSpec, digest: hashlib._Hash) -> _Result:
+    sha = resolve_commit(root, spec.commit or "")
+    parent = _try_resolve(root, f"{sha}^1")
     if parent is None:  # a root commit: everything it holds is added
         empty_tree = run_git(root, ["hash-object", "-t", "tree", "--stdin"]).decode().strip()
         files, warnings = _tree_diff(root, spec, digest, empty_tree, sha)
@@ -99,40 +106,49 @@ def _commit(repo: git.Repo, root: Path, spec: ChangeSpec, digest: hashlib._Hash)
     return _Result(files, parent, sha, sha, warnings)
 
 
-def _range(repo: git.Repo, root: Path, spec: ChangeSpec, digest: hashlib._Hash) -> _Result:
+def _range(root: Path, spec: ChangeSpec, digest: hashlib._Hash) -> _Result:
     if spec.from_ref is None or spec.to_ref is None:
         raise ConfigError("range mode needs both --from and --to")
-    start = resolve_commit(repo, spec.from_ref)
-    end = resolve_commit(repo, spec.to_ref)
-    try:
-        bases = repo.merge_base(start, end)
-    except git.GitCommandError as err:
-        raise GitError(f"git merge-base failed: {str(err.stderr).strip()}") from None
-    base = next((str(b.hexsha) for b in bases if b is not None), None)
-    if base is None:
+    start = resolve_commit(root, spec.from_ref)
+    end = resolve_commit(root, spec.to_ref)
+    bases = run_git(root, ["merge-base", "--end-of-options", start, end], ok=(0, 1)).split()
+    if not bases:
         raise GitError(
             f"no merge base between '{spec.from_ref}' and '{spec.to_ref}' (unrelated histories)"
         )
+    base = bases[0].decode("ascii")
     files, warnings = _tree_diff(root, spec, digest, base, end)
     return _Result(files, base, end, end, warnings)
 
 
 def _read_source(source: str, stdin: typing.BinaryIO | None) -> bytes:
     if source == "-":
-        stream = stdin if stdin is not None else sys.stdin.buffer
-        return stream.read()
+        return read_stdin(stdin if stdin is not None else sys.stdin)
     try:
         return Path(source).read_bytes()
     except OSError as err:
         raise DiffParseError(f"cannot read diff file '{source}': {err.strerror or err}") from None
 
 
+def read_stdin(stream: typing.IO[typing.Any] | None) -> bytes:
+    """All of a diff given on stdin (a text stream is read through its buffer); DiffParseError
+    (one line) when stdin is closed or cannot be read (a directory, an I/O error)."""
+    if stream is None:  # the process was started with stdin closed
+        raise DiffParseError("cannot read the diff from stdin: stdin is closed")
+    try:
+        data: bytes = getattr(stream, "buffer", stream).read()
+    except (OSError, ValueError) as err:  # ValueError: a closed file
+        reason = getattr(err, "strerror", None) or str(err)
+        raise DiffParseError(f"cannot read the diff from stdin: {reason}") from None
+    return data
+
+
 def _stdin(
-    repo: git.Repo, spec: ChangeSpec, digest: hashlib._Hash, stdin: typing.BinaryIO | None
+    root: Path, spec: ChangeSpec, digest: hashlib._Hash, stdin: typing.BinaryIO | None
 ) -> _Result:
     data = _read_source(spec.diff_source or "-", stdin)
     digest.update(data)
-    head = _try_resolve(repo, "HEAD")
+    head = _try_resolve(root, "HEAD")
     return _Result(parse_unified_diff(data), None, head, None)
 
 
@@ -141,17 +157,17 @@ def collect_change(
 ) -> Change:
     """Acquire and parse the change `spec` names in the repository at `repo_root`."""
     digest = hashlib.sha256()
-    with _open(repo_root) as repo:
-        if spec.mode == DiffMode.WORKSPACE:
-            result = _workspace(repo, repo_root, spec, digest)
-        elif spec.mode == DiffMode.COMMIT:
-            result = _commit(repo, repo_root, spec, digest)
-        elif spec.mode == DiffMode.RANGE:
-            result = _range(repo, repo_root, spec, digest)
-        elif spec.mode == DiffMode.STDIN:
-            result = _stdin(repo, spec, digest, stdin)
-        else:  # pragma: no cover - the enum is closed
-            raise ConfigError(f"unknown diff mode {spec.mode!r}")
+    _check_repository(repo_root)
+    if spec.mode == DiffMode.WORKSPACE:
+        result = _workspace(repo_root, spec, digest)
+    elif spec.mode == DiffMode.COMMIT:
+        result = _commit(repo_root, spec, digest)
+    elif spec.mode == DiffMode.RANGE:
+        result = _range(repo_root, spec, digest)
+    elif spec.mode == DiffMode.STDIN:
+        result = _stdin(repo_root, spec, digest, stdin)
+    else:  # pragma: no cover - the enum is closed
+        raise ConfigError(f"unknown diff mode {spec.mode!r}")
     return Change(
         spec=spec,
         repo_root=repo_root,

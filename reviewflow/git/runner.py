@@ -27,19 +27,46 @@ FORMAT_CONFIG = (
     "color.diff=false",
     "core.pager=cat",
 )
-# Environment variables that would redirect git or change its diff output.
-_DROPPED_ENV = (
-    "GIT_EXTERNAL_DIFF",
-    "GIT_DIFF_OPTS",
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_COMMON_DIR",
-    "GIT_PREFIX",
-    "GIT_DIFF_PATH_COUNTER",
-    "GIT_DIFF_PATH_TOTAL",
-    "GIT_ATTR_SOURCE",  # git >= 2.40: would read attributes from a tree (in CI, the change's)
-    "LANGUAGE",
+# Environment variables that would redirect git, reconfigure it, make it run other programs or
+# write elsewhere, or change its diff output. Every git we run gets the same environment, in
+# the CLI, in a warm process's child and in a deployed run. The user's configuration files stay
+# (GIT_CONFIG_GLOBAL, GIT_CONFIG_SYSTEM, GIT_CONFIG_NOSYSTEM): they are where git config lives.
+_DROPPED_ENV = frozenset(
+    {
+        "GIT_EXTERNAL_DIFF",
+        "GIT_DIFF_OPTS",
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_COMMON_DIR",
+        "GIT_PREFIX",
+        "GIT_DIFF_PATH_COUNTER",
+        "GIT_DIFF_PATH_TOTAL",
+        "GIT_ATTR_SOURCE",  # git >= 2.40: would read attributes from a tree (in CI, the change's)
+        "LANGUAGE",
+        # Settings as `git -c` passes them (`core.fsmonitor` runs a program, for one).
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_CONFIG",
+        # Where git finds its programs, index, objects and refs.
+        "GIT_EXEC_PATH",
+        "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_NAMESPACE",
+        "GIT_REPLACE_REF_BASE",
+        "GIT_GRAFT_FILE",
+        "GIT_SHALLOW_FILE",
+        "GIT_QUARANTINE_PATH",
+        "GIT_DEFAULT_HASH",
+        # How pathspecs (the tools' file patterns) are read.
+        "GIT_LITERAL_PATHSPECS",
+        "GIT_GLOB_PATHSPECS",
+        "GIT_NOGLOB_PATHSPECS",
+        "GIT_ICASE_PATHSPECS",
+    }
 )
+# GIT_CONFIG_KEY_<n> / GIT_CONFIG_VALUE_<n>, and GIT_TRACE* (which write to files or stderr).
+_DROPPED_PREFIXES = ("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_", "GIT_TRACE")
 _CHUNK = 1 << 18
 
 
@@ -59,8 +86,9 @@ def diff_flags(context_lines: int) -> list[str]:
 
 
 def git_env() -> dict[str, str]:
-    """A scrubbed environment: C messages, no external diff, no optional index writes."""
-    env = {key: value for key, value in os.environ.items() if key not in _DROPPED_ENV}
+    """A scrubbed environment: C messages, no external diff, no optional index writes, and none
+    of the variables that redirect or reconfigure git (`_DROPPED_ENV`)."""
+    env = {key: value for key, value in os.environ.items() if not _dropped(key)}
     env.update(
         LC_ALL="C",
         GIT_OPTIONAL_LOCKS="0",
@@ -68,6 +96,10 @@ def git_env() -> dict[str, str]:
         GIT_PAGER="cat",
     )
     return env
+
+
+def _dropped(name: str) -> bool:
+    return name in _DROPPED_ENV or name.startswith(_DROPPED_PREFIXES)
 
 
 def git_command(args: Sequence[str], options: Sequence[str] = ()) -> list[str]:

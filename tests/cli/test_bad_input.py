@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -327,3 +328,45 @@ def test_model_review_refuses_unwritable_report_paths_before_starting(
     err = capsys.readouterr().err
     kind = "is not a directory" if flag == "--report-dir" else "is a directory"
     assert code == 2 and err == f"reviewflow: error: cannot write {target}: {kind}\n"
+
+
+def _read_a_directory(*args: object) -> bytes:
+    raise IsADirectoryError(21, "Is a directory")
+
+
+_UNREADABLE = SimpleNamespace(buffer=SimpleNamespace(read=_read_a_directory))  # `< /`
+
+
+@pytest.mark.parametrize(
+    ("stdin", "reason"), [(None, "stdin is closed"), (_UNREADABLE, "Is a directory")]
+)
+def test_a_diff_on_an_unreadable_stdin(
+    review_cmd: list[str],
+    committed: GitRepo,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    stdin: object,
+    reason: str,
+) -> None:
+    monkeypatch.setattr(sys, "stdin", stdin)
+    err = run_failing(capsys, tmp_path, [*review_cmd, "--repo", str(committed.root), "--diff", "-"])
+    assert err == f"reviewflow: error: cannot read the diff from stdin: {reason}\n"
+
+
+def test_a_deleted_working_directory(
+    review_cmd: list[str],
+    committed: GitRepo,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    err = run_failing(capsys, tmp_path, [*review_cmd, "--repo", str(committed.root)])
+    assert err == (
+        "reviewflow: error: the current directory cannot be used (No such file or directory; "
+        "deleted?): cd to an existing directory and run the command again\n"
+    )

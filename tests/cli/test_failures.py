@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from flows.local.settings import prefect_home
 from tests.gitutil import GitRepo
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,7 +110,7 @@ def test_local_server_that_cannot_start(changed: GitRepo, rf_home: Path) -> None
     line = last_line(done)
     assert "Traceback" not in done.stderr
     assert line.startswith(
-        f"reviewflow: error: cannot use {rf_home / 'prefect'} as the local Prefect server's home"
+        f"reviewflow: error: cannot use {prefect_home(rf_home)} as the local Prefect server's home"
     )
 
 

@@ -36,7 +36,7 @@ from flows.local.process import (
     wait_ready,
     write_state,
 )
-from flows.local.settings import PrefectEnvironment, prefect_home
+from flows.local.settings import PrefectEnvironment, prefect_home, prefect_version
 from tests.server.conftest import server_pids
 
 SECRET = "sk-test-secret-model-key"
@@ -238,12 +238,45 @@ def test_server_status_and_stop_commands(
     assert f"pid {_pid(target)}" in status
     assert f"open {target.url.removesuffix('/api')} in a browser" in status
     assert main(["server", "stop"]) == 0
-    assert capsys.readouterr().out == f"stopped (pid {_pid(target)})\n"
+    assert capsys.readouterr().out == f"stopped (pid {_pid(target)}, Prefect {prefect_version()})\n"
     assert _gone(_pid(target), within=1.0)
     assert main(["server", "status"]) == 0
     assert capsys.readouterr().out.startswith("not running")
     assert main(["server", "stop"]) == 0
     assert capsys.readouterr().out == "not running\n"
+
+
+def test_each_prefect_version_has_its_own_server_and_stop_stops_them_all(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two installs with different Prefect versions share a reviewflow home: neither replaces
+    the other's server (nor uses its database); `server status` shows both, `stop` stops both."""
+    ours = _pid(_ensure(home))
+    older = prefect_home(home, "0.0.1")
+    assert older != prefect_home(home) and older.parent == prefect_home(home).parent
+    instance = "reviewflow-older-server"  # a process standing in for that version's server
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", instance])
+    try:
+        older.mkdir(parents=True, exist_ok=True)
+        write_state(older, ServerState(other.pid, 9, instance, "0.0.1", 5.0, time.time()))
+        assert _pid(_ensure(home)) == ours and other.poll() is None  # left alone
+        monkeypatch.setenv("REVIEWFLOW_HOME", str(home))
+        assert main(["server", "status"]) == 0
+        status = capsys.readouterr().out
+        assert status.startswith(f"running: pid {ours}, Prefect {prefect_version()}")
+        assert f"also running: the server of Prefect 0.0.1, pid {other.pid} ({older})\n" in status
+        assert main(["server", "stop"]) == 0
+        stopped = capsys.readouterr().out.splitlines()
+        assert sorted(stopped) == sorted(
+            [
+                f"stopped (pid {ours}, Prefect {prefect_version()})",
+                f"stopped (pid {other.pid}, Prefect 0.0.1)",
+            ]
+        )
+        assert other.wait(timeout=30) == -signal.SIGTERM and _gone(ours, within=1.0)
+    finally:
+        other.kill()
+        other.wait()
 
 
 def test_a_recorded_pid_and_port_now_owned_by_others_are_left_alone(home: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 import reviewflow
 from flows.local.warm import prep as warm_prep
-from flows.local.warm.client import warm_env
+from flows.local.warm.launch import warm_env
 from flows.local.warm.prep import (
     DEFERRED_MODELS,
     adopt_settings,

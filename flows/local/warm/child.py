@@ -1,13 +1,18 @@
 """One review in a child forked by the warm process: the CLI's process context, then the CLI.
 
-The child takes the CLI's stdin, stdout, stderr, argv, cwd, umask and environment (the key
-arrives only there) and runs the review as the CLI would have, then reports its exit code.
+The child takes the CLI's stdin, stdout, stderr, working directory, argv, umask and environment
+(the key arrives only there) and runs the review as the CLI would have, then reports its exit
+code. From the moment it replies `taken`, a thread watches the connection: the CLI's Ctrl-C and
+SIGTERM arrive there, and its end (the CLI killed, or a second Ctrl-C) stops this child at once,
+however it ended (a reset as well as an orderly close). Its crash dump (faulthandler) and one
+line about its end go to the warm process's log.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import faulthandler
 import io
 import json
 import os
@@ -15,23 +20,33 @@ import resource
 import signal
 import socket
 import sys
+import tempfile
 import threading
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
-from flows.local.warm.client import TAKEN
+from flows.local.warm.client import DECLINED, TAKEN
+
+INTERNAL_ERROR = (
+    "reviewflow: error: internal error in the warm review process: {what} (details: {log})\n"
+)
+DECLINED_EXIT = 76  # a child's exit code: it declined (cannot enter the working directory)
+STOP_EXIT = 75  # it declined because the config turns the warm process off: the parent stops
 
 
 @dataclass(frozen=True)
 class ForkedReview:
     """What a review run in a warm process's child is told: Prefect was imported before its
-    environment was adopted, so `adopt_settings` reads Prefect's settings again if they differ.
-    A forked review never hands over, nor starts a warm process."""
+    environment was adopted, so `adopt_settings` reads Prefect's settings again if they differ;
+    `decline` gives the review back to the CLI (nothing may have been written yet) and stops the
+    warm process, when the config turns it off. A forked review never hands over, nor starts a
+    warm process."""
 
     adopt_settings: Callable[[], None]
+    decline: Callable[[], NoReturn]
 
 
 CliMain = Callable[[Sequence[str], ForkedReview], int]
@@ -39,32 +54,77 @@ CliMain = Callable[[Sequence[str], ForkedReview], int]
 
 
 def run_child(
-    conn: socket.socket, listener: socket.socket, log: Path, cli: CliMain, forked: ForkedReview
+    conn: socket.socket,
+    listener: socket.socket,
+    cli: CliMain,
+    adopt: Callable[[], None],
+    log_path: str,
 ) -> NoReturn:
     """One review: take over the CLI's process context, run the CLI, report the exit code."""
     for sig in (signal.SIGCHLD, signal.SIGTERM):  # git's exit codes, and a plain SIGTERM
         signal.signal(sig, signal.SIG_DFL)
     listener.close()
+    log = os.fdopen(os.dup(2), "w", buffering=1)  # the warm process's log, before stderr's swap
+    faulthandler.enable(log, all_threads=True)
+    done = threading.Event()
+    conn.settimeout(None)
+    reader = conn.makefile("rb")
+    try:
+        header, fds = _receive(conn, reader)
+        conn.sendall(TAKEN)
+    except (OSError, ValueError, KeyError) as exc:  # the CLI went away, or spoke nonsense
+        log.write(f"review pid {os.getpid()}: no hand-over received ({exc!r})\n")
+        os._exit(2)
+    threading.Thread(target=_watch, args=(reader, done), daemon=True).start()
+    forked = ForkedReview(adopt, lambda: _decline(conn, done, STOP_EXIT))
+    if not _enter(fds.pop()):
+        _decline(conn, done, DECLINED_EXIT)  # the CLI process says why, as it would anyway
     code = 2
     try:
-        conn.settimeout(None)
-        reader = conn.makefile("rb")
-        _, fds, _, _ = socket.recv_fds(conn, 1, 3)
-        header = json.loads(reader.readline())
-        conn.sendall(TAKEN)
         _adopt(header, fds)
-        threading.Thread(target=_watch, args=(reader,), daemon=True).start()
         code = _run(cli, header["argv"], forked)
-    except BaseException:  # noqa: BLE001 - the child must report a code, whatever happened
+    except BaseException as exc:  # noqa: BLE001 - the child must report a code, whatever happened
+        traceback.print_exc(file=log)
         with contextlib.suppress(OSError, ValueError):
-            traceback.print_exc(file=sys.stderr)
+            sys.stderr.write(INTERNAL_ERROR.format(what=type(exc).__name__, log=log_path))
+    done.set()
     _record(log, code)
     with contextlib.suppress(OSError):
         conn.sendall(f"{code}\n".encode())
     os._exit(code)
 
 
-def _record(log: Path, code: int) -> None:
+def _receive(conn: socket.socket, reader: io.BufferedReader) -> tuple[dict[str, Any], list[int]]:
+    """The CLI's file descriptors (stdin, stdout, stderr, working directory) and header."""
+    _, fds, _, _ = socket.recv_fds(conn, 1, 4)
+    if len(fds) != 4:
+        raise ValueError(f"{len(fds)} file descriptors instead of 4")
+    header = json.loads(reader.readline())
+    if not isinstance(header, dict):
+        raise ValueError("a header that is not an object")
+    return header, fds
+
+
+def _enter(cwd: int) -> bool:
+    """Make the CLI's working directory this one's (a deleted one too: the CLI says so)."""
+    try:
+        os.fchdir(cwd)
+    except OSError:
+        return False
+    finally:
+        os.close(cwd)
+    return True
+
+
+def _decline(conn: socket.socket, done: threading.Event, code: int) -> NoReturn:
+    """Give the review back to the CLI (nothing was written), then exit with `code`."""
+    done.set()
+    with contextlib.suppress(OSError):
+        conn.sendall(DECLINED)
+    os._exit(code)
+
+
+def _record(log: TextIO, code: int) -> None:
     """One line per review in the warm process's log: its exit code, CPU and peak RSS."""
     own, kids = (
         resource.getrusage(resource.RUSAGE_SELF),
@@ -72,14 +132,12 @@ def _record(log: Path, code: int) -> None:
     )
     cpu = own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
     line = f"review pid {os.getpid()}: exit {code}, CPU {cpu:.2f} s, peak RSS {own.ru_maxrss} KiB\n"
-    with contextlib.suppress(OSError):
-        fd = os.open(log, os.O_WRONLY | os.O_APPEND)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(line)
+    with contextlib.suppress(OSError, ValueError):
+        log.write(line)
 
 
 def _adopt(header: dict[str, Any], fds: list[int]) -> None:
-    """The CLI's stdio, environment, cwd and umask, as if this process had been started there."""
+    """The CLI's stdio, environment and umask, as if this process had been started there."""
     for target, fd in zip((0, 1, 2), fds, strict=True):
         os.dup2(fd, target)
         os.close(fd)
@@ -90,19 +148,23 @@ def _adopt(header: dict[str, Any], fds: list[int]) -> None:
     sys.stderr = open(2, "w", encoding=err_enc, errors=err_err, closefd=False)  # noqa: SIM115
     os.environ.clear()
     os.environ.update(header["environ"])
+    tempfile.tempdir = None  # read from TMPDIR again (the warm process cached its own)
+    time.tzset()  # and TZ
     os.umask(header["umask"])
-    os.chdir(header["cwd"])
     sys.argv = list(header["argv"])
 
 
-def _watch(reader: io.BufferedReader) -> None:
-    """The CLI's Ctrl-C and SIGTERM, delivered here; the CLI gone (killed): this review too."""
-    for line in reader:
-        if line.strip() == b"int":
-            os.kill(os.getpid(), signal.SIGINT)
-        elif line.strip() == b"term":
-            os.kill(os.getpid(), signal.SIGTERM)
-    os.kill(os.getpid(), signal.SIGKILL)
+def _watch(reader: io.BufferedReader, done: threading.Event) -> None:
+    """The CLI's Ctrl-C and SIGTERM, delivered here; the CLI gone: this review too, at once
+    (an orderly end of the connection, or a reset when the CLI closed it without reading)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in reader:
+            if line.strip() == b"int":
+                os.kill(os.getpid(), signal.SIGINT)
+            elif line.strip() == b"term":
+                os.kill(os.getpid(), signal.SIGTERM)
+    if not done.is_set():
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _run(cli: CliMain, argv: list[str], forked: ForkedReview) -> int:

@@ -1,4 +1,12 @@
-"""The warm review process, CLI side: hand a review over to it, start it for the next one.
+"""The warm review process, CLI side: hand a review over to it.
+
+A hand-over sends the CLI's stdin, stdout, stderr and working directory (file descriptors) and a
+JSON header (arguments, environment, umask, stdio encodings); the child that takes it replies
+`taken`, then the exit code (or `declined`: the CLI runs the review itself). Nothing is sent
+before both checks of `flows.local.warm.sockets` pass: a private socket directory, and a warm
+process of this uid at the other end. Ctrl-C and SIGTERM are forwarded from the first moment
+(one that comes before `taken` is sent right after the header); a second one ends the hand-over
+at once: the connection closes, which stops the child too.
 
 No Prefect import here: the hand-over path must stay as cheap as the CLI's own start.
 """
@@ -10,59 +18,84 @@ import json
 import os
 import signal
 import socket
-import subprocess
 import sys
-import time
-import uuid
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
-from flows.local.process import ServerError, ServerState, inherited_env, locked, read_state
-from flows.local.settings import TELEMETRY_OFF, prefect_home, prefect_version
-from flows.local.warm.state import (
-    LOCK_FILE,
-    LOG_FILE,
-    SOCKET_FILE,
-    STATE_FILE,
-    WarmState,
-    current,
-    fingerprint,
-    read_warm,
-    stop_warm,
-    terminate,
-)
-from reviewflow.fsutil import write_output
+from flows.local.process import read_state
+from flows.local.settings import prefect_home
+from flows.local.warm.sockets import install_key, peer_uid, private_dir_problem
+from flows.local.warm.state import WarmState, current, read_warm, stop_warm, write_warm
 
-_PACKAGE_ROOT = Path(__file__).resolve().parents[3]
 ENDED_UNEXPECTEDLY = (
-    "reviewflow: the warm review process ended unexpectedly; see {log} "
-    "(`reviewflow server stop` stops it; the next review starts a new one)\n"
+    "reviewflow: error: the review ended unexpectedly in the warm review process (crashed or "
+    "killed); see {log}\n"
 )
+CANCELLED = "reviewflow: cancelled\n"
+NOTE = "reviewflow: note: {what}\n"
 TAKEN = b"taken\n"  # a child's first reply: the review is its own from here on
+DECLINED = b"declined\n"  # instead of an exit code: nothing was done, the CLI runs the review
 _TAKEN_TIMEOUT_S = 15.0  # a fork takes milliseconds; a stopped or hung warm process: run here
-_SECRET_WORDS = ("KEY", "AUTH", "PASSWORD", "SECRET", "TOKEN")  # never in the warm process
+_CWD_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY  # O_PATH: search right only
 
 
 def hand_over(home: Path, argv: Sequence[str]) -> int | None:
-    """Run the review `argv` in the warm process of `home`: its exit code, or None when there
-    is no current warm process (a stale one is stopped) and the CLI runs the review itself."""
+    """Run the review `argv` in the warm process of `home` and this install: its exit code, or
+    None when no warm process takes it (none runs, a stale one is stopped, a check failed) and
+    the CLI runs the review itself."""
     phome = prefect_home(home)
-    state = read_warm(phome)
+    install = install_key()
+    state = read_warm(phome, install)
     if state is None or not _stdio_open():
         return None
+    if state.off:
+        _note_off_once(phome, state)
+        return None
     if not current(state, read_state(phome)):
-        stop_warm(phome)
+        stop_warm(phome, install)
         return None
+    problem = private_dir_problem(Path(state.socket).parent)
+    if problem is not None:
+        _note(f"not handing this review to the warm review process: {problem}")
+        return None
+    return _connect(state, argv)
+
+
+def _connect(state: WarmState, argv: Sequence[str]) -> int | None:
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        conn.connect(str(phome / SOCKET_FILE))
-    except OSError:  # still importing (its socket is not there yet), or just gone
-        conn.close()
-        return None
     with conn:
-        return _converse(conn, argv, phome / LOG_FILE)
+        try:
+            conn.connect(state.socket)
+        except OSError:  # just gone, or exiting
+            return None
+        uid = peer_uid(conn)
+        if uid != os.getuid():
+            _note(f"not handing this review over: {state.socket} is served by uid {uid}")
+            return None
+        return _converse(conn, argv, Path(state.log))
+
+
+def _note(what: str) -> None:
+    sys.stderr.write(NOTE.format(what=what))
+
+
+def _note_off_once(phome: Path, state: WarmState) -> None:
+    """Tell the user once that the warm path is off (`state.off` says why)."""
+    if state.noted:
+        return
+    _note(off_message(state.off))
+    with contextlib.suppress(OSError):
+        write_warm(phome, replace(state, noted=True))
+
+
+def off_message(reason: str) -> str:
+    return (
+        f"the warm review process is off: {reason}; reviews run in the CLI process "
+        "(`reviewflow server stop` forgets this)"
+    )
 
 
 def _stdio_open() -> bool:
@@ -71,99 +104,112 @@ def _stdio_open() -> bool:
             os.fstat(fd)
     except OSError:
         return False
-    return True
+    return all(stream is not None for stream in (sys.stdin, sys.stdout, sys.stderr))
+
+
+class _Abandoned(Exception):
+    """A second Ctrl-C (or SIGTERM) during a hand-over: end it now."""
+
+
+class _Forwarder:
+    """The CLI's signal handler during a hand-over: the first Ctrl-C or SIGTERM is sent to the
+    child (kept until the header is sent, if it comes before), the second ends the hand-over."""
+
+    def __init__(self, conn: socket.socket) -> None:
+        self.conn = conn
+        self.received: list[int] = []
+        self.pending: list[bytes] = []
+        self.ready = False
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        self.received.append(signum)
+        if len(self.received) == 2:
+            raise _Abandoned
+        if len(self.received) > 2:
+            return  # the hand-over is being ended already
+        line = b"int\n" if signum == signal.SIGINT else b"term\n"
+        if self.ready:
+            self._send(line)
+        else:
+            self.pending.append(line)
+
+    def start(self) -> None:
+        """The header is sent: forward from now on (and what came before)."""
+        self.ready = True
+        for line in self.pending:
+            self._send(line)
+
+    def _send(self, line: bytes) -> None:
+        with contextlib.suppress(OSError):
+            self.conn.sendall(line)
+
+    def cancelled(self) -> int:
+        """The hand-over ended by a signal: die of SIGTERM as the child did, or exit 130."""
+        if self.received[-1] == signal.SIGTERM:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+        sys.stderr.write(CANCELLED)
+        return 130
 
 
 def _converse(conn: socket.socket, argv: Sequence[str], log: Path) -> int | None:
     """Send the fds and the header, forward Ctrl-C and SIGTERM, wait for the exit code; None
-    when no child took the review (the warm process was exiting, or does not answer)."""
+    when no child took the review (the warm process was exiting, refused it, or declined)."""
+    try:
+        cwd = os.open(".", _CWD_FLAGS)
+    except OSError:  # the CLI process says why in one line, as it would without a warm process
+        return None
+    forwarder = _Forwarder(conn)
+    previous = {sig: signal.signal(sig, forwarder) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        reply = _exchange(conn, _header(argv), cwd, forwarder)
+    except _Abandoned:
+        reply = b"abandoned"
+        with contextlib.suppress(OSError):  # the child reads the end of its connection: it stops
+            conn.shutdown(socket.SHUT_RDWR)
+    finally:
+        os.close(cwd)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if reply is None or reply == DECLINED or reply == b"abandoned":
+        return forwarder.cancelled() if forwarder.received else None
+    try:
+        return int(reply)
+    except ValueError:  # no exit code: the child died (a crash, kill -9, the OOM killer)
+        if forwarder.received:
+            return forwarder.cancelled()
+        sys.stderr.write(ENDED_UNEXPECTEDLY.format(log=log))
+        return 2
+
+
+def _header(argv: Sequence[str]) -> dict[str, Any]:
     umask = os.umask(0o077)
     os.umask(umask)
-    header = {
+    return {
         "argv": [sys.argv[0], *argv],
-        "cwd": os.getcwd(),
         "environ": dict(os.environ),
         "umask": umask,
         "stdio": [[s.encoding, s.errors] for s in (sys.stdin, sys.stdout, sys.stderr)],
     }
+
+
+def _exchange(
+    conn: socket.socket, header: dict[str, Any], cwd: int, forwarder: _Forwarder
+) -> bytes | None:
+    """The hand-over itself: None when no child took it, else the child's last line (b"" when
+    the connection ended without one)."""
     reader = conn.makefile("rb")
     try:
-        socket.send_fds(conn, [b"F"], [0, 1, 2])
+        socket.send_fds(conn, [b"F"], [0, 1, 2, cwd])
         conn.sendall(json.dumps(header).encode() + b"\n")
+        forwarder.start()
         conn.settimeout(_TAKEN_TIMEOUT_S)
         if reader.readline() != TAKEN:
             return None
     except OSError:  # a timeout too: closing the connection stops a child that starts late
         return None
     conn.settimeout(None)
-    forwarded: list[int] = []
-
-    def forward(signum: int, frame: FrameType | None) -> None:
-        forwarded.append(signum)
-        with contextlib.suppress(OSError):
-            conn.sendall(b"int\n" if signum == signal.SIGINT else b"term\n")
-
-    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        reply = reader.readline()
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-    try:
-        return int(reply)
-    except ValueError:
-        if forwarded and forwarded[-1] == signal.SIGTERM:  # the child died of it: so does this
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGTERM)
-        sys.stderr.write(ENDED_UNEXPECTEDLY.format(log=log))
-        return 2
-
-
-def start_warm(home: Path, env: Mapping[str, str], server: ServerState, program: str) -> None:
-    """Start a warm process for the next review (detached; this CLI does not wait for it),
-    unless a current one exists or another CLI is starting one right now. `program` is the
-    module that runs it (`flows.local.warm.main.main` with the CLI to run per review). It only
-    saves the next review time: a failure to start it (OSError, ServerError) costs nothing."""
-    with contextlib.suppress(OSError, ServerError):
-        _start(prefect_home(home), env, server, program)
-
-
-def _start(phome: Path, env: Mapping[str, str], server: ServerState, program: str) -> None:
-    with locked(phome, LOCK_FILE, wait=False) as mine:
-        old = read_warm(phome)
-        if not mine or current(old, server):
-            return
-        if old is not None:
-            terminate(phome, old)
-        instance = f"reviewflow-warm-{uuid.uuid4().hex}"
-        args = [
-            sys.executable, "-m", program, "--home", str(phome), "--instance", instance,
-            "--server-instance", server.instance, "--idle-seconds", str(server.idle_minutes * 60),
-        ]  # fmt: skip
-        with open(phome / LOG_FILE, "wb") as out:  # one log per warm process
-            process = subprocess.Popen(
-                args,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                cwd=_PACKAGE_ROOT,
-                env=warm_env(env, phome, server.url),
-            )
-        state = WarmState(
-            process.pid, instance, server.instance, prefect_version(), fingerprint(), time.time()
-        )
-        write_output(phome / STATE_FILE, json.dumps(asdict(state)) + "\n")
-
-
-def warm_env(env: Mapping[str, str], phome: Path, url: str) -> dict[str, str]:
-    """The warm process's environment: a few inherited basics and the Prefect variables of the
-    CLI that starts it, never a secret one. The reviews it forks most likely have the same, and
-    then keep the Prefect settings it read (`flows.local.warm.prep`)."""
-    out = inherited_env(env)
-    for name, value in env.items():
-        upper = name.upper()
-        if upper.startswith("PREFECT_") and not any(word in upper for word in _SECRET_WORDS):
-            out[name] = value
-    out.update(PREFECT_HOME=str(phome), PREFECT_API_URL=url, **TELEMETRY_OFF)
-    return out
+        return reader.readline()
+    except OSError:
+        return b""

@@ -1,10 +1,14 @@
-"""The warm review process's record: what `warm.json` says, whether it is current, stopping it.
+"""The warm review process's record: what `warm-<install>.json` says, whether it is current,
+stopping it.
 
 A warm process (`flows.local.warm.main`) has already imported reviewflow, Prefect and the model
 SDKs; it forks one child per review, which runs the CLI's code path in-process, so a review
 handed over skips those imports (~3-4 s). It belongs to one managed Prefect server (reuse mode
-only) and lives in that server's Prefect home: `warm.json` (its state), `warm.sock` (0600; the
-CLI sends its stdin, stdout and stderr and a JSON header there) and `warm.log`.
+only) and to one install (`sockets.install_key`): its record, lock and logs live in that server's
+Prefect home (`warm-<install>.json`, `warm-<install>.lock`, `logs/warm-<install>-*.log`), its
+socket in the user's runtime directory (`flows.local.warm.sockets`). A record with `off` set
+says the warm path is off for that install and socket (a socket it could not listen on): no
+warm process is started for it again until the socket's path changes or `reviewflow server stop`.
 
 No Prefect import here: the hand-over path must stay as cheap as the CLI's own start.
 """
@@ -12,105 +16,124 @@ No Prefect import here: the hand-over path must stay as cheap as the CLI's own s
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import os
-import sys
-import sysconfig
-from dataclasses import dataclass
+import json
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from flows.local.process import ServerState, is_ours, locked, read_record, stop_process
-from flows.local.settings import prefect_version
+from reviewflow.fsutil import write_output
 
-STATE_FILE = "warm.json"
-SOCKET_FILE = "warm.sock"
-LOG_FILE = "warm.log"
-LOCK_FILE = "warm.lock"
-_PACKAGE_ROOT = Path(__file__).resolve().parents[3]
-_PACKAGES = ("flows", "tasks", "reviewflow")
-_SOURCE_SUFFIXES = (".py", ".j2", ".json", ".md")
+_LOG_DIR = "logs"
+_KEPT_LOGS = 10  # the newest warm logs of a Prefect home (one per warm process) are kept
 
 
 @dataclass(frozen=True)
 class WarmState:
-    """What `warm.json` records about the warm process (never a key: it has none)."""
+    """What `warm-<install>.json` records about the warm process (never a key: it has none)."""
 
     pid: int
     instance: str
     server_instance: str  # the managed server it was started for
     prefect_version: str
-    fingerprint: str
+    install: str  # `install_key()` of the install it runs
+    program: str  # that install, as `server status` names it: its interpreter and code
+    socket: str
+    log: str
     started_at: float
+    off: str = ""  # why the warm path is off for this install and socket ("": it is not)
+    noted: bool = False  # the user was told that it is off
 
     def process(self) -> ServerState:
         """The same identity check as the server's: our instance id on its command line."""
         return ServerState(self.pid, 0, self.instance, self.prefect_version, 0.0, self.started_at)
 
 
-def fingerprint() -> str:
-    """Changes when reviewflow's code or its dependencies change (~2 ms): Prefect's version,
-    the interpreter, site-packages' mtime (an install or upgrade touches it) and the names,
-    sizes and mtimes of our packages' source files."""
-    digest = hashlib.sha256()
-    digest.update(f"{prefect_version()}\0{sys.executable}\0".encode())
+def state_file(phome: Path, install: str) -> Path:
+    return phome / f"warm-{install}.json"
+
+
+def lock_name(install: str) -> str:
+    return f"warm-{install}.lock"
+
+
+def log_path(phome: Path, install: str, stamp: str, instance: str) -> Path:
+    """A new warm process's own log: one per process, never truncated by the next start."""
+    return phome / _LOG_DIR / f"warm-{install}-{stamp}-{instance[-8:]}.log"
+
+
+def prune_logs(phome: Path) -> None:
+    """Keep the newest `_KEPT_LOGS` warm logs of `phome` (a log outlives its process)."""
     with contextlib.suppress(OSError):
-        digest.update(str(os.stat(sysconfig.get_paths()["purelib"]).st_mtime_ns).encode())
-    for package in _PACKAGES:
-        for directory, dirs, files in os.walk(_PACKAGE_ROOT / package):
-            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-            for name in sorted(files):
-                if name.endswith(_SOURCE_SUFFIXES):
-                    stat = os.stat(os.path.join(directory, name))
-                    digest.update(
-                        f"{directory}/{name}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode()
-                    )
-    return digest.hexdigest()
+        logs = sorted(
+            (phome / _LOG_DIR).glob("warm-*.log"), key=lambda p: p.stat().st_mtime, reverse=True
+        )
+        for old in logs[_KEPT_LOGS:]:
+            old.unlink(missing_ok=True)
 
 
-def read_warm(phome: Path) -> WarmState | None:
-    return read_record(phome / STATE_FILE, WarmState)
+def read_warm(phome: Path, install: str) -> WarmState | None:
+    return read_record(state_file(phome, install), WarmState)
+
+
+def write_warm(phome: Path, state: WarmState) -> None:
+    write_output(state_file(phome, state.install), json.dumps(asdict(state)) + "\n")
+
+
+def warm_records(phome: Path) -> list[WarmState]:
+    """Every install's record in the Prefect home `phome`."""
+    found = (read_record(path, WarmState) for path in sorted(phome.glob("warm-*.json")))
+    return [state for state in found if state is not None]
 
 
 def forget_warm(phome: Path, state: WarmState) -> None:
-    """Remove the state file (and socket) if they still belong to `state`'s process."""
-    current = read_warm(phome)
-    if current is not None and current.instance == state.instance:
-        (phome / STATE_FILE).unlink(missing_ok=True)
-        (phome / SOCKET_FILE).unlink(missing_ok=True)
+    """Remove the record (and socket) if they still belong to `state`'s process."""
+    now = read_warm(phome, state.install)
+    if now is not None and now.instance == state.instance:
+        state_file(phome, state.install).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            Path(state.socket).unlink(missing_ok=True)
 
 
 def current(state: WarmState | None, server: ServerState | None) -> bool:
-    """True when `state` is a live warm process of ours, for `server`, of this code."""
+    """True when `state` is a live warm process of ours, for `server`. (Whether its code is
+    still the installed code, the warm process checks itself before each hand-over.)"""
     return (
         state is not None
+        and not state.off
         and server is not None
         and state.server_instance == server.instance
         and is_ours(state.process())
         and is_ours(server)
-        and state.fingerprint == fingerprint()
     )
 
 
-def stop_warm(phome: Path) -> WarmState | None:
-    """Stop the warm process of the Prefect home `phome`; its state if one was running."""
-    if not (phome / STATE_FILE).exists():
+def stop_warm(phome: Path, install: str) -> WarmState | None:
+    """Stop the warm process of `install` in the Prefect home `phome` and forget its record
+    (an `off` one too); its state if one was running."""
+    if not state_file(phome, install).exists():
         return None
-    with locked(phome, LOCK_FILE):
-        state = read_warm(phome)
+    with locked(phome, lock_name(install)):
+        state = read_warm(phome, install)
         if state is None:
             return None
-        running = is_ours(state.process())
+        running = not state.off and is_ours(state.process())
         terminate(phome, state)
     return state if running else None
 
 
+def stop_every_warm(phome: Path) -> list[WarmState]:
+    """Stop the warm process of every install in `phome`; those that were running."""
+    stopped = (stop_warm(phome, state.install) for state in warm_records(phome))
+    return [state for state in stopped if state is not None]
+
+
 def terminate(phome: Path, state: WarmState) -> None:
-    """Stop `state`'s process (the caller holds the warm lock) and forget it."""
-    stop_process(state.process())  # signals only a process with our instance id
+    """Stop `state`'s process (the caller holds its lock) and forget it."""
+    if not state.off:
+        stop_process(state.process())  # signals only a process with our instance id
     forget_warm(phome, state)
 
 
-def warm_pid(phome: Path) -> int | None:
-    """The warm process's pid, if one of ours is running."""
-    state = read_warm(phome)
-    return state.pid if state is not None and is_ours(state.process()) else None
+def running_warm(phome: Path) -> list[WarmState]:
+    """The warm processes of every install in `phome` that are running."""
+    return [s for s in warm_records(phome) if not s.off and is_ours(s.process())]
