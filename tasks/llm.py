@@ -69,10 +69,15 @@ def _attempt() -> int:
     return max(1, context.task_run.run_count)
 
 
-def sender(handle: ProviderHandle) -> Send:
-    """The `Send` a stage uses: each request one `llm_request` task run (nested in the stage's)."""
+def sender(handle: ProviderHandle, path: str | None = None) -> Send:
+    """The `Send` a stage uses: each request one `llm_request` task run (nested in the stage's).
+    With `path`, the review's progress display is told that file is in progress as its
+    requests go out (in the process of the review's pool; elsewhere there is none)."""
+    observer = pool_for(handle).observer if path is not None else None
 
     def send(request: ModelRequest) -> ModelResponse:
+        if observer is not None and path is not None:
+            observer.file_started(path)
         return llm_request(as_is(handle), as_is(request))
 
     return send

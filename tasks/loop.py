@@ -34,4 +34,4 @@ def tool_loop(
 
     `snapshot_id` identifies every file the tools can read; it is here for the cache key.
     """
-    return review_chunk(job, chunk, plan.guidance, snapshot, settings, sender(handle))
+    return review_chunk(job, chunk, plan.guidance, snapshot, settings, sender(handle, job.path))

@@ -21,4 +21,4 @@ from tasks.llm import sender
 )
 def plan(job: FileJob, handle: ProviderHandle) -> PlanResult:
     """Guidance for the file's tool loop (None, and no request, below 50 changed lines)."""
-    return plan_file(job, sender(handle))
+    return plan_file(job, sender(handle, job.path))

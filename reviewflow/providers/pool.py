@@ -40,6 +40,9 @@ class ReviewObserver(typing.Protocol):
     def request_done(self, usage: Usage) -> None:
         """An attempt this pool made, with the usage its answer reported."""
 
+    def file_started(self, path: str) -> None:
+        """A request for the file `path` is going out (told at each: the first one counts)."""
+
     def file_done(self, path: str) -> None:
         """Every model stage of the file `path` finished."""
 

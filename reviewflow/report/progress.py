@@ -63,6 +63,10 @@ class ProgressDisplay:
             return self._state
 
     def file_started(self, path: str) -> None:
+        """`path` is in progress (again and again as its requests go out: shown once)."""
+        with self._lock:
+            if path in self._active:
+                return
         self._change(lambda s: s, started=path)
 
     def file_done(self, path: str) -> None:
@@ -101,7 +105,7 @@ class ProgressDisplay:
         finished: str | None = None,
     ) -> None:
         with self._lock:
-            if started is not None:
+            if started is not None and started not in self._active:
                 self._active.append(started)
             if finished is not None and finished in self._active:
                 self._active.remove(finished)

@@ -16,7 +16,7 @@ from reviewflow.errors import ProviderError, TransientProviderError
 from reviewflow.providers import ModelRequest, ModelResponse, ProviderPool, UserMessage
 from reviewflow.providers.failures import ProviderAuthError, attempts_of
 from reviewflow.providers.pool import ProviderHandle
-from tasks.llm import llm_request, request_model, retry_transient
+from tasks.llm import llm_request, request_model, retry_transient, sender
 from tests.wire_server import TEST_KEY, Delay, HttpError, Text, WireServer
 
 REQUEST = ModelRequest(system="sys", messages=(UserMessage(content="hi"),))
@@ -127,3 +127,31 @@ def test_api_key_never_reaches_logs_database_or_results(
     assert database.exists() and database.stat().st_size > 0
     assert _scan(roots, TEST_KEY.encode()) == []
     assert os.environ.get("ANTHROPIC_API_KEY") is None  # the key only ever lived in the pool
+
+
+class _Seen:
+    """A progress display that records what it is told."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def request_done(self, usage: object) -> None:
+        self.events.append("request")
+
+    def file_started(self, path: str) -> None:
+        self.events.append(f"started {path}")
+
+    def file_done(self, path: str) -> None:
+        self.events.append(f"done {path}")
+
+
+def test_a_stage_sender_tells_the_progress_display_its_file_is_in_progress(
+    prefect_tasks: None, wire: WireServer
+) -> None:
+    wire.script("openai", [Text("one"), Text("two")])
+    seen = _Seen()
+    with ProviderPool(wire.settings("openai"), 1, observer=seen) as pool:
+        send = sender(pool.handle, "app/a.py")
+        assert [send(REQUEST).text, send(REQUEST).text] == ["one", "two"]
+        sender(pool.handle)  # a stage of no one file (localization) names none
+    assert seen.events == ["started app/a.py", "request"] * 2
