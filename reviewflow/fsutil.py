@@ -143,3 +143,17 @@ def check_output(target: str | Path, *, directory: bool = False) -> None:
         parent = parent.parent
     if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
         raise OutputError(f"cannot write {target}: {parent} is not a writable directory")
+    _probe(target, parent)
+
+
+def _probe(target: str | Path, directory: Path) -> None:
+    """Create and remove a file in `directory`, as writing `target` will: a read-only file
+    system, or /proc and /sys (whose files look writable to root), fail here, not after the
+    review was paid for."""
+    try:
+        fd, name = tempfile.mkstemp(prefix=".reviewflow-", suffix=".probe", dir=directory)
+    except OSError as exc:
+        why = (exc.strerror or str(exc)).lower()
+        raise OutputError(f"cannot write {target}: no file can be created in {directory} ({why})")
+    os.close(fd)
+    os.unlink(name)

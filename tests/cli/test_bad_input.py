@@ -370,3 +370,23 @@ def test_a_deleted_working_directory(
         "reviewflow: error: the current directory cannot be used (No such file or directory; "
         "deleted?): cd to an existing directory and run the command again\n"
     )
+
+
+@pytest.mark.parametrize(("target", "where"), [("/proc/version", "/proc"), ("/sys/x.json", "/sys")])
+def test_a_report_path_where_no_file_can_be_made_is_refused_before_the_review(
+    committed: GitRepo,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    target: str,
+    where: str,
+) -> None:
+    """/proc and /sys look writable to root; writing a report there failed only at the end."""
+    if not Path(where).is_dir():
+        pytest.skip(f"no {where} here")
+    monkeypatch.setenv("REVIEWFLOW_MODEL_NAME", "test-model")
+    monkeypatch.setenv("REVIEWFLOW_MODEL_ENDPOINT", "http://127.0.0.1:9/v1")
+    code = main(["review", "--repo", str(committed.root), "--json", target])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(
+        f"reviewflow: error: cannot write {target}: no file can be created in {where} ("
+    )
