@@ -154,6 +154,7 @@ def _probe(target: str | Path, directory: Path) -> None:
         fd, name = tempfile.mkstemp(prefix=".reviewflow-", suffix=".probe", dir=directory)
     except OSError as exc:
         why = (exc.strerror or str(exc)).lower()
-        raise OutputError(f"cannot write {target}: no file can be created in {directory} ({why})")
+        message = f"cannot write {target}: no file can be created in {directory} ({why})"
+        raise OutputError(message) from None
     os.close(fd)
     os.unlink(name)
