@@ -196,8 +196,11 @@ def inherited_env(env: Mapping[str, str]) -> dict[str, str]:
     return {name: env[name] for name in _INHERITED + _INHERITED_PATHS if name in env}
 
 
-def server_env(env: Mapping[str, str], home: Path, url: str) -> dict[str, str]:
-    """The server's whole environment: a few inherited basics and its own Prefect settings."""
+def server_env(
+    env: Mapping[str, str], home: Path, url: str, *, full_start: bool = False
+) -> dict[str, str]:
+    """The server's whole environment: a few inherited basics and its own Prefect settings.
+    A `full_start` registers block types even on a home whose database exists."""
     out = inherited_env(env)
     out.update(
         PREFECT_HOME=str(home),
@@ -210,7 +213,7 @@ def server_env(env: Mapping[str, str], home: Path, url: str) -> dict[str, str]:
         **_RECORDER,
         **_UNUSED_SERVICES,
     )
-    if (home / DATABASE_FILE).exists():  # not its first start
+    if not full_start and (home / DATABASE_FILE).exists():  # not its first start
         out.update(_BLOCKS_REGISTERED)
     return out
 
@@ -239,8 +242,11 @@ class Booting:
     log: Path
 
 
-def spawn(home: Path, env: Mapping[str, str], idle_minutes: float, port: int) -> Booting:
-    """Start a detached server on a socket bound here (so its URL is known at once)."""
+def spawn(
+    home: Path, env: Mapping[str, str], idle_minutes: float, port: int, *, full_start: bool = False
+) -> Booting:
+    """Start a detached server on a socket bound here (so its URL is known at once); a
+    `full_start` does all a home's first start does (`server_env`)."""
     sock = bind_port(port)
     instance = f"reviewflow-{uuid.uuid4().hex}"
     bound = sock.getsockname()[1]
@@ -259,7 +265,7 @@ def spawn(home: Path, env: Mapping[str, str], idle_minutes: float, port: int) ->
             stderr=subprocess.STDOUT,
             start_new_session=True,
             cwd=_PACKAGE_ROOT,
-            env=server_env(env, home, state.url),
+            env=server_env(env, home, state.url, full_start=full_start),
         )
     return Booting(process, replace(state, pid=process.pid), log)
 
