@@ -50,5 +50,8 @@ clean:
 image-check: dev
 	$(BIN)/hadolint --failure-threshold info Dockerfile
 	rm -rf build/image-venv && $(PYTHON) -m venv build/image-venv
-	. build/image-venv/bin/activate && sh deployments/docker/install.sh
-	rm -rf build/image-venv
+	. build/image-venv/bin/activate && sh deployments/docker/install.sh \
+		&& rm -rf build/image-home && export REVIEWFLOW_HOME=$$PWD/build/image-home \
+		&& reviewflow server prepare && reviewflow server prepare \
+		&& reviewflow server status | grep -q '^not running'
+	rm -rf build/image-venv build/image-home
