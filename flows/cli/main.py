@@ -13,15 +13,21 @@ from flows.cli.commands import cmd_config, cmd_rules_check, cmd_schema, cmd_serv
 from flows.cli.failures import describe_failure, record_traceback, run_log_path
 from flows.cli.parser import build_parser, missing_action
 from flows.cli.review import cmd_review
+from flows.local.api import EarlyStart
 from flows.local.warm.child import ForkedReview
 from reviewflow.config import home_dir
 from reviewflow.errors import ReviewError
 
 
-def main(argv: Sequence[str] | None = None, forked: ForkedReview | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    forked: ForkedReview | None = None,
+    early: EarlyStart | None = None,
+) -> int:
     """Run one command; errors become one line on stderr and an exit code (never 1).
 
-    `forked` is set when a warm process's child runs the command (`flows.local.warm.child`).
+    `forked` is set when a warm process's child runs the command (`flows.local.warm.child`),
+    `early` when the entry point started the managed server for this review (`begin_server`).
     """
     args = build_parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # what a warm process is given
@@ -31,7 +37,7 @@ def main(argv: Sequence[str] | None = None, forked: ForkedReview | None = None) 
     env = dict(os.environ)
     log = run_log_path(home_dir(env))
     try:
-        return _dispatch(args, env, log, forked)
+        return _dispatch(args, env, log, forked, early)
     except ReviewError as exc:
         sys.stderr.write(f"reviewflow: error: {one_line(str(exc))}\n")
         return exc.exit_code
@@ -45,10 +51,14 @@ def main(argv: Sequence[str] | None = None, forked: ForkedReview | None = None) 
 
 
 def _dispatch(
-    args: argparse.Namespace, env: Mapping[str, str], log: Path, forked: ForkedReview | None
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    log: Path,
+    forked: ForkedReview | None,
+    early: EarlyStart | None,
 ) -> int:
     if args.command == "review":
-        return cmd_review(args, env, log, forked)
+        return cmd_review(args, env, log, forked, early)
     if args.command == "rules":
         return cmd_rules_check(args, env)
     if args.command == "config":

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flows.cli.failures import log_to_file
-from flows.local.api import ApiTarget, ensure_api, run_with_server
+from flows.local.api import ApiTarget, EarlyStart, ensure_api, run_with_server
 from flows.local.settings import PrefectEnvironment
 from flows.local.warm.child import ForkedReview
 from flows.local.warm.client import hand_over, start_warm
@@ -96,15 +96,22 @@ def request_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Revie
 
 
 def cmd_review(
-    args: argparse.Namespace, env: Mapping[str, str], log: Path, forked: ForkedReview | None
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    log: Path,
+    forked: ForkedReview | None,
+    early: EarlyStart | None = None,
 ) -> int:
+    """A review: a preview, handed to the warm process, or run here (on the server `early`
+    started, if the entry point did)."""
     request = request_from_args(args, env)
     config = load_config(home_dir(env), env, flag_overrides(args))
     if args.preview:
         return run_preview(request, config, args.json_path)
     # The managed server in reuse mode: a warm process may run the review (no Prefect import).
     warm_ok = forked is None and uses_warm(args, config, request, env)
-    if warm_ok and (code := hand_over(Path(request.home), args.argv)) is not None:
+    handed = warm_ok and early is None  # the entry point found no warm process already
+    if handed and (code := hand_over(Path(request.home), args.argv)) is not None:
         return code
     from reviewflow.providers.factory import check_settings
     from reviewflow.select.scope import collect, select
@@ -117,7 +124,7 @@ def cmd_review(
         scope = select(
             collect(effective, config.review.context_lines), effective, config.review.max_file_bytes
         )
-        with local_api(args, config, request, env) as target:
+        with local_api(args, config, request, env, early) as target:
             if forked is not None:  # Prefect was imported before this review's environment
                 forked.adopt_settings()
             log_to_file("prefect", log)
@@ -169,7 +176,11 @@ def uses_warm(
 
 
 def local_api(
-    args: argparse.Namespace, config: Config, request: ReviewRequest, env: Mapping[str, str]
+    args: argparse.Namespace,
+    config: Config,
+    request: ReviewRequest,
+    env: Mapping[str, str],
+    early: EarlyStart | None = None,
 ) -> ApiTarget:
     """The Prefect API this review talks to: `PREFECT_API_URL` when set, else the managed local
     server (started if needed; importing Prefect overlaps its boot)."""
@@ -178,10 +189,11 @@ def local_api(
         verbose, removed = args.verbose, KEY_ENV_VARS
         environment = PrefectEnvironment.for_run(verbose=verbose, api=api, removed=removed)
         environment.apply(os.environ)  # before Prefect is imported: it reads them at import
-        from flows.local.warm.prep import prepare_run  # imports Prefect (~3 s here)
+        from flows.local.warm.prep import prepare_run, root_heartbeat_off  # imports Prefect
 
         threaded = config.review.task_runner is TaskRunner.THREAD
         prepare_run(config.review.concurrency if threaded else None, [config.model.protocol.value])
+        root_heartbeat_off()
 
     return ensure_api(
         Path(request.home),
@@ -190,6 +202,7 @@ def local_api(
         reuse=config.prefect.server_reuse and not args.no_server_reuse,
         idle_minutes=config.prefect.server_idle_minutes,
         preload=preload,
+        early=early,
     )
 
 
