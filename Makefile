@@ -37,6 +37,9 @@ bench: dev
 	$(BIN)/python bench/prompt_size.py
 	$(BIN)/python bench/placement.py
 	$(BIN)/python bench/review_concurrency.py
+	$(BIN)/python bench/review_concurrency.py --latency 0.3
+	$(BIN)/python bench/overhead.py
+	$(BIN)/python bench/cold_start.py
 
 build-info:
 	printf 'COMMIT = "%s"\nBUILD_TIME = "%s"\n' "$$(git rev-parse --short=12 HEAD)" \
