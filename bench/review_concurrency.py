@@ -99,11 +99,10 @@ class Model:
         self.process.wait()
 
 
-def _cpu() -> float:
-    """This process's CPU and its finished children's (git), user + system."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+def _cpu(who: int = resource.RUSAGE_SELF) -> float:
+    """This process's CPU (or its finished children's: git), user + system."""
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
 
 
 class InProcess:
@@ -115,13 +114,15 @@ class InProcess:
         from flows.cli.main import main as cli
 
         self.cli = cli
+        self.git: list[float] = []  # the CPU of each review's git subprocesses
         os.environ["REVIEWFLOW_HOME"] = str(home)
 
     def review(self, args: list[str], env: dict[str, str]) -> float:
         os.environ.update(env)
-        cpu = _cpu()
+        cpu, git = _cpu(), _cpu(resource.RUSAGE_CHILDREN)
         assert self.cli([*args, "--no-warm"]) == 0
-        return _cpu() - cpu
+        self.git.append(_cpu(resource.RUSAGE_CHILDREN) - git)
+        return _cpu() - cpu + self.git[-1]
 
 
 class Warm:
@@ -205,6 +206,8 @@ def main(latency: float, runs: int, in_process: bool) -> None:
         model.close()
         stop_server(home)
     report(latency, runs, requests, walls, spans, cpus, runner.where)
+    if isinstance(runner, InProcess):
+        print(f"  of which git subprocesses: median {statistics.median(runner.git[1:-1]):.2f} s")
     before, after = (statistics.median(end[i] for end in ends) for i in (0, 1))
     print(f"outside the model span: {before:.2f} s before the first request, {after:.2f} s after")
     print(f"max in flight {peak}; unchanged re-run: {cached:.2f} s, {cached_requests} requests")
