@@ -6,11 +6,11 @@ most `seconds`. On expiry the caller gets `DeadlineExceeded` at once and the SDK
 holds is closed and never reused: the worker's next socket operation fails, and a blocked one
 still ends within the SDK's own per-phase timeout, so an abandoned worker never outlives
 `deadline + timeout`. Each request in flight has its own client, so closing one never disturbs
-another request. Each idle client keeps its worker thread: starting a thread per request cost
-~0.5 ms of CPU here, with a review's threads competing for the interpreter lock. (Until it ends, an abandoned worker may still hold a connection to the server
+another request. (Until it ends, an abandoned worker may still hold a connection to the server
 while the pool's slot is already free for the next request.) Closing the pool (Ctrl-C) abandons
 every call in flight the same way: its caller gets `Abandoned` at once, so a cancelled review
-never waits for the model's answers.
+never waits for the model's answers. Each idle client keeps its worker thread: starting a thread
+per request cost ~0.5 ms of CPU here, with a review's threads competing for the interpreter lock.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from reviewflow.providers.shared import (
     parse_arguments,
     synthetic_call_id,
 )
+from reviewflow.providers.tls import shared_tls_context
 
 NO_KEY = "no-key"  # local servers (Ollama, llama.cpp) accept any bearer token
 # `chat.completions.create` first walks the request through the SDK's TypedDict transform (which
@@ -58,6 +59,9 @@ class OpenAIProvider(Provider[openai.OpenAI]):
             base_url=self._endpoint,
             timeout=self._timeout,
             max_retries=0,
+            http_client=openai.DefaultHttpxClient(  # as the SDK's own, with the shared context
+                base_url=self._endpoint, timeout=self._timeout, verify=shared_tls_context()
+            ),
         )
 
     def _send(self, client: openai.OpenAI, request: ModelRequest) -> ModelResponse:
