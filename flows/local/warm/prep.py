@@ -178,5 +178,7 @@ def root_heartbeat_off() -> None:
     them, or a CLI that prepared them beside a cold server's boot, skips `run_review`'s own
     override (~0.06 s); one that reads its settings again does not."""
     root = prefect.context.GLOBAL_SETTINGS_CONTEXT
+    if root.settings.flows.heartbeat_frequency is None:  # a warm child's, prepared before the fork
+        return
     off = root.settings.copy_with_update(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
     prefect.context.GLOBAL_SETTINGS_CONTEXT = SettingsContext(profile=root.profile, settings=off)
