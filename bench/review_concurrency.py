@@ -159,23 +159,29 @@ class Warm:
         raise SystemExit("no warm process started")
 
 
-def main(latency: float, runs: int, in_process: bool) -> None:
-    from flows.local.control import stop_server
+def make_change(root: Path) -> Path:
+    """A repository whose last commit changes one line in each of the FILES files."""
     from tests.gitutil import GitRepo
-    from tests.wire_server import TEST_KEY
 
-    work = Path(tempfile.mkdtemp(prefix="rf-bench-"))
-    home = work / "home"
-    runner: InProcess | Warm = InProcess(home) if in_process else Warm(home)
-    repo = GitRepo.init(work / "repo")
+    repo = GitRepo.init(root)
     for path in paths():
         repo.write(path, "def f(x):\n    return x\n")
     repo.commit("base")
     for path in paths():
         repo.write(path, "def f(x):\n    return x + 1\n")
     repo.commit("change")
-    args = ["review", "--repo", str(repo.root), "--commit", "HEAD", "--console", "off"]
-    args += ["--concurrency", str(CONCURRENCY), "--no-progress"]
+    return repo.root
+
+
+def main(latency: float, runs: int, in_process: bool) -> None:
+    from flows.local.control import stop_server
+    from tests.wire_server import TEST_KEY
+
+    work = Path(tempfile.mkdtemp(prefix="rf-bench-"))
+    home = work / "home"
+    runner: InProcess | Warm = InProcess(home) if in_process else Warm(home)
+    args = ["review", "--repo", str(make_change(work / "repo")), "--commit", "HEAD"]
+    args += ["--console", "off", "--concurrency", str(CONCURRENCY), "--no-progress"]
     model = Model(latency)
     try:
         env = {
