@@ -27,6 +27,9 @@ RUN sh deployments/docker/install.sh \
     && useradd --create-home --uid 10001 --shell /usr/sbin/nologin reviewflow
 
 USER 10001
+# The managed Prefect home's first start (database migrated, block types registered), done at
+# build time: a review in the image pays a cold start, never a first-ever one.
+RUN reviewflow server prepare
 WORKDIR /work
 
 ENTRYPOINT ["reviewflow"]

@@ -37,6 +37,9 @@ bench: dev
 	$(BIN)/python bench/prompt_size.py
 	$(BIN)/python bench/placement.py
 	$(BIN)/python bench/review_concurrency.py
+	$(BIN)/python bench/review_concurrency.py --latency 0.3
+	$(BIN)/python bench/overhead.py
+	$(BIN)/python bench/cold_start.py
 	$(BIN)/python bench/handover.py
 
 build-info:
@@ -51,5 +54,8 @@ clean:
 image-check: dev
 	$(BIN)/hadolint --failure-threshold info Dockerfile
 	rm -rf build/image-venv && $(PYTHON) -m venv build/image-venv
-	. build/image-venv/bin/activate && sh deployments/docker/install.sh
-	rm -rf build/image-venv
+	. build/image-venv/bin/activate && sh deployments/docker/install.sh \
+		&& rm -rf build/image-home && export REVIEWFLOW_HOME=$$PWD/build/image-home \
+		&& reviewflow server prepare && reviewflow server prepare \
+		&& reviewflow server status | grep -q '^not running'
+	rm -rf build/image-venv build/image-home

@@ -10,7 +10,9 @@ Measured, each in fresh processes, median of RUNS, beside `git diff` of the same
   the warm review process (server and warm process up: the CLI hands the review over), and cold;
 - peak RSS of the CLI-side process, of the server and of the warm process (and its review
   child's CPU and peak RSS, from the warm process's log).
-Targets for the whole review: warm <= 1.5 s, cold <= 3.5 s.
+Target for the whole review: warm <= 1.5 s. The cold figure here is recorded; since issue 17 the
+cold target is relative to the managed server's own start, measured beside it by
+bench/cold_start.py (cold review - server start <= +1.0 s).
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ from reviewflow.report.outcome import ReviewRun
 from reviewflow.request import ReviewRequest
 from reviewflow.review.jobs import snapshot_of
 from reviewflow.select.reviewed import ReviewedFiles
-from tasks.caching import as_is, stage_options
+from tasks.caching import as_is, stage_options, unquoted
 from tasks.chunk import chunk_files
 from tasks.diff import collect_diff, identify_snapshot
 from tasks.finalize import finalize_findings
@@ -77,7 +77,8 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
     final, written, failure = write_review_reports(
         as_is(outcome), as_is(config.output), request.home
     )
-    return ReviewRun(outcome=final, written=written, report_error=failure)
+    # As is: Prefect would otherwise walk the whole outcome at the flow's end looking for futures.
+    return as_is(ReviewRun(outcome=final, written=written, report_error=failure))
 
 
 def _localize(
@@ -138,7 +139,7 @@ def run_review(
         flow_ = flow_.with_options(flow_run_name=name)
     with private_umask(), ProviderPool.from_config(config, observer=progress) as pool:
         state = flow_(request, public_config(config), pool.handle, return_state=True)
-    result = state.result(raise_on_failure=False)
+    result = unquoted(state.result(raise_on_failure=False))
     if isinstance(result, BaseException):
         raise result
     return ReviewRun.model_validate(result)

@@ -51,6 +51,11 @@ def as_is(value: T) -> T:
     return cast(T, quote(value))
 
 
+def unquoted(value: Any) -> Any:
+    """A value passed `as_is` (a flow's return value, say), as it was."""
+    return value.unquote() if isinstance(value, quote) else value
+
+
 def stage_options(home: str | Path, refresh: bool) -> dict[str, Any]:
     """`with_options` for a cached model stage: our storage, and `--no-cache` as a refresh."""
     return {"result_storage": results_dir(home), "refresh_cache": refresh}

@@ -78,10 +78,13 @@ def cmd_schema() -> int:
 
 
 def cmd_server(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    from flows.local.control import server_status, stop_server
+    from flows.local.control import prepare_server, server_status, stop_server
 
     if args.server_action == "status":
         sys.stdout.write(server_status(home_dir(env)).render())
+        return 0
+    if args.server_action == "prepare":
+        sys.stdout.write(prepare_server(home_dir(env), env).render())
         return 0
     stopped = stop_server(home_dir(env))
     sys.stdout.write("".join(f"{line}\n" for line in stopped) or "not running\n")

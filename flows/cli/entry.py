@@ -3,7 +3,8 @@
 A review that a warm process may take is handed over before the CLI's own imports (pydantic
 and the config schema, ~0.3 s); the child then decides everything else as the CLI would
 (`prefect.server_reuse` included). Anything else, or a review no warm process takes, runs
-`flows.cli.main.main` here.
+`flows.cli.main.main` here; a review that will need the managed server and finds none serving
+starts it first (`begin_server`), so it boots while the CLI imports and reads the change.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 
+from flows.local.api import EarlyStart, begin_server
 from flows.local.warm.client import CANCELLED, hand_over
 from reviewflow.ci import ci_variables
 from reviewflow.home import home_dir
 
 # A review with one of these never goes to the warm process.
 _NOT_HANDED_OVER = {"--preview", "--no-server-reuse", "--no-warm", "-h", "--help"}
+_NO_SERVER = {"--preview", "-h", "--help"}  # nor does one of these start the server early
 
 
 def entry(argv: Sequence[str] | None = None) -> int:
@@ -31,9 +34,18 @@ def entry(argv: Sequence[str] | None = None) -> int:
             return 130
         if code is not None:
             return code
+    early: EarlyStart | None = None
+    if needs_server(args, os.environ):
+        early = begin_server(home_dir(os.environ), os.environ)
     from flows.cli.main import main
 
-    return main(args)
+    return main(args, early=early)
+
+
+def needs_server(args: Sequence[str], env: Mapping[str, str]) -> bool:
+    """A review through the managed server (not the user's `PREFECT_API_URL`), as far as argv
+    and env tell."""
+    return args[:1] == ["review"] and not _NO_SERVER & set(args) and not env.get("PREFECT_API_URL")
 
 
 def may_hand_over(args: Sequence[str], env: Mapping[str, str]) -> bool:

@@ -14,16 +14,22 @@ from flows.cli.deployment_run import cmd_deployment_run
 from flows.cli.failures import describe_failure, prune_logs, record_traceback, run_log_path
 from flows.cli.parser import build_parser, missing_action
 from flows.cli.review import cmd_review
+from flows.local.api import EarlyStart
 from flows.local.warm.child import ForkedReview
 from reviewflow.config import home_dir
 from reviewflow.errors import ReviewError, SetupError
 from reviewflow.home import secure_home
 
 
-def main(argv: Sequence[str] | None = None, forked: ForkedReview | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None,
+    forked: ForkedReview | None = None,
+    early: EarlyStart | None = None,
+) -> int:
     """Run one command; errors become one line on stderr and an exit code (never 1).
 
-    `forked` is set when a warm process's child runs the command (`flows.local.warm.child`).
+    `forked` is set when a warm process's child runs the command (`flows.local.warm.child`),
+    `early` when the entry point started the managed server for this review (`begin_server`).
     """
     args = build_parser().parse_args(argv)
     if missing_action(args):  # `reviewflow`, `reviewflow config`: the help, and exit 2
@@ -36,7 +42,7 @@ def main(argv: Sequence[str] | None = None, forked: ForkedReview | None = None) 
     try:
         for note in secure_home(home):  # a home left readable by others, from before
             sys.stderr.write(f"reviewflow: note: {note}\n")
-        return _dispatch(args, env, log, forked)
+        return _dispatch(args, env, log, forked, early)
     except ReviewError as exc:
         sys.stderr.write(f"reviewflow: error: {one_line(str(exc))}\n")
         return exc.exit_code
@@ -50,12 +56,16 @@ def main(argv: Sequence[str] | None = None, forked: ForkedReview | None = None) 
 
 
 def _dispatch(
-    args: argparse.Namespace, env: Mapping[str, str], log: Path, forked: ForkedReview | None
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    log: Path,
+    forked: ForkedReview | None,
+    early: EarlyStart | None,
 ) -> int:
     if args.command in ("review", "rules"):
         check_working_directory()
     if args.command == "review":
-        return cmd_review(args, env, log, forked)
+        return cmd_review(args, env, log, forked, early)
     if args.command == "rules":
         return cmd_rules_check(args, env)
     if args.command == "config":

@@ -222,7 +222,7 @@ def _add_server_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     actions = _command_group(
         sub,
         "server",
-        "show or stop the local Prefect server reviewflow manages",
+        "show, stop or prepare the local Prefect server reviewflow manages",
         "The local Prefect server reviews reuse (unless PREFECT_API_URL is set).",
         "reviewflow server status",
     )
@@ -242,6 +242,16 @@ def _add_server_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
         "Stop every managed server and warm review process of this reviewflow home (every "
         "Prefect version and install); the next review starts what it needs again.",
         "reviewflow server stop",
+    )
+    _sub_parser(
+        actions,
+        "prepare",
+        "migrate its database now, then stop (a first start, done ahead)",
+        "Give the managed server's Prefect home its first start now (database migrated, block "
+        "types registered), then stop the server: the next review pays a cold start, not a "
+        "first one. Run it where a home is built ahead, as the Docker image does. A server "
+        "already running there is left alone; running it twice is harmless.",
+        "reviewflow server prepare",
     )
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flows.cli.failures import log_to_file
-from flows.local.api import ApiTarget, ensure_api, run_with_server
+from flows.local.api import ApiTarget, EarlyStart, ensure_api, run_with_server
 from flows.local.settings import PrefectEnvironment
 from flows.local.warm.child import ForkedReview
 from flows.local.warm.launch import start_warm
@@ -96,8 +96,14 @@ def request_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Revie
 
 
 def cmd_review(
-    args: argparse.Namespace, env: Mapping[str, str], log: Path, forked: ForkedReview | None
+    args: argparse.Namespace,
+    env: Mapping[str, str],
+    log: Path,
+    forked: ForkedReview | None,
+    early: EarlyStart | None = None,
 ) -> int:
+    """A review: a preview, handed to the warm process, or run here (on the server `early`
+    started, if the entry point did)."""
     request = request_from_args(args, env)
     config = load_config(home_dir(env), env, flag_overrides(args))
     if args.preview:
@@ -106,7 +112,7 @@ def cmd_review(
     if forked is not None and not warm_ok:
         forked.decline()  # the config turns it off: the CLI runs this review, the process stops
     with private_umask():  # the server, its database, cached answers, logs: the user's alone
-        return _review(args, env, log, request, config, forked=forked, warm_ok=warm_ok)
+        return _review(args, env, log, request, config, forked=forked, early=early, warm_ok=warm_ok)
 
 
 def _review(
@@ -117,9 +123,11 @@ def _review(
     config: Config,
     *,
     forked: ForkedReview | None,
+    early: EarlyStart | None,
     warm_ok: bool,
 ) -> int:
-    """The review itself: its inputs checked, then the flow on the Prefect API it finds."""
+    """The review itself: its inputs checked, then the flow on the Prefect API it finds (the
+    managed server `early` started, if the entry point did)."""
     from reviewflow.providers.factory import check_settings
     from reviewflow.select.scope import collect, select
 
@@ -131,7 +139,7 @@ def _review(
         scope = select(
             collect(effective, config.review.context_lines), effective, config.review.max_file_bytes
         )
-        with local_api(args, config, request, env) as target:
+        with local_api(args, config, request, env, early) as target:
             if forked is not None:  # Prefect was imported before this review's environment
                 forked.adopt_settings()
             log_to_file("prefect", log)
@@ -188,7 +196,11 @@ def uses_warm(
 
 
 def local_api(
-    args: argparse.Namespace, config: Config, request: ReviewRequest, env: Mapping[str, str]
+    args: argparse.Namespace,
+    config: Config,
+    request: ReviewRequest,
+    env: Mapping[str, str],
+    early: EarlyStart | None = None,
 ) -> ApiTarget:
     """The Prefect API this review talks to: `PREFECT_API_URL` when set, else the managed local
     server (started if needed; importing Prefect overlaps its boot)."""
@@ -197,10 +209,11 @@ def local_api(
         verbose, removed = args.verbose, KEY_ENV_VARS
         environment = PrefectEnvironment.for_run(verbose=verbose, api=api, removed=removed)
         environment.apply(os.environ)  # before Prefect is imported: it reads them at import
-        from flows.local.warm.prep import prepare_run  # imports Prefect (~3 s here)
+        from flows.local.warm.prep import prepare_run, root_heartbeat_off  # imports Prefect
 
         threaded = config.review.task_runner is TaskRunner.THREAD
         prepare_run(config.review.concurrency if threaded else None, [config.model.protocol.value])
+        root_heartbeat_off()
 
     return ensure_api(
         Path(request.home),
@@ -209,6 +222,7 @@ def local_api(
         reuse=config.prefect.server_reuse and not args.no_server_reuse,
         idle_minutes=config.prefect.server_idle_minutes,
         preload=preload,
+        early=early,
     )
 
 

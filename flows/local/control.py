@@ -1,4 +1,4 @@
-"""`reviewflow server status|stop`: the managed servers and warm processes of a reviewflow home.
+"""`reviewflow server status|stop|prepare`: the managed servers and warm processes of a home.
 
 Each Prefect version has its own managed server (and Prefect home), each install its own warm
 process: `status` shows this install's server and warm process first, then whatever else runs
@@ -8,6 +8,8 @@ processes); `stop` stops all of them, so nothing of reviewflow runs for that hom
 
 from __future__ import annotations
 
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,15 +17,19 @@ from flows.local.api import drain_prefect
 from flows.local.process import (
     LOG_FILE,
     STATE_FILE,
+    ServerError,
     ServerState,
     forget_state,
     is_ours,
     locked,
     read_state,
     server_version,
+    spawn,
     stop_process,
+    wait_ready,
+    write_state,
 )
-from flows.local.settings import prefect_home, prefect_homes
+from flows.local.settings import prefect_home, prefect_homes, prefect_version
 from flows.local.warm.sockets import install_key
 from flows.local.warm.state import WarmState, read_warm, running_warm, stop_every_warm
 
@@ -103,3 +109,54 @@ def stop_server(home: Path) -> list[str]:
         if running:
             stopped.append(f"stopped (pid {state.pid}, Prefect {state.prefect_version or '?'})")
     return stopped
+
+
+# The server `prepare` starts exits by itself after this long if `prepare` dies before it stops it.
+_PREPARE_IDLE_MINUTES = 1.0
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What `reviewflow server prepare` did."""
+
+    home: Path
+    seconds: float
+    running: ServerState | None = None  # a server of this Prefect already runs: left alone
+
+    def render(self) -> str:
+        if self.running is not None:
+            return (
+                f"the local Prefect server runs on {self.home} (pid {self.running.pid}): "
+                "its home is prepared; left as it is\n"
+            )
+        return (
+            f"prepared {self.home} in {self.seconds:.1f} s: database migrated, block types "
+            "registered, no process left running\n"
+        )
+
+
+def prepare_server(home: Path, env: Mapping[str, str]) -> Prepared:
+    """Give the managed Prefect home of `home` a full first start (its database migrated, block
+    types registered), then stop that server: a review there then pays a cold start, never a
+    first one. A server of this Prefect that runs there is left alone; one of another fails."""
+    phome, version, started = prefect_home(home), prefect_version(), time.monotonic()
+    with locked(phome):
+        old = read_state(phome)
+        if old is not None and is_ours(old):
+            if server_version(old.url) == version:
+                return Prepared(phome, 0.0, old)
+            raise ServerError(
+                f"a local Prefect server that is not Prefect {version}'s runs on {phome} "
+                f"(pid {old.pid}): stop it first with `reviewflow server stop`"
+            )
+        if old is not None:
+            forget_state(phome, old.instance)
+        booting = spawn(phome, env, _PREPARE_IDLE_MINUTES, 0, full_start=True)
+        write_state(phome, booting.state)  # found and replaced if this process dies meanwhile
+        try:
+            wait_ready(booting)
+        finally:
+            stop_process(booting.state)
+            forget_state(phome, booting.state.instance)
+            booting.process.wait()
+    return Prepared(phome, time.monotonic() - started)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from reviewflow.errors import ReviewError
-from reviewflow.fsutil import private_dirs, write_output
+from reviewflow.fsutil import PRIVATE_UMASK, private_dirs, write_output
 
 STATE_FILE = "server.json"
 LOCK_FILE = "server.lock"
@@ -196,8 +196,11 @@ def inherited_env(env: Mapping[str, str]) -> dict[str, str]:
     return {name: env[name] for name in _INHERITED + _INHERITED_PATHS if name in env}
 
 
-def server_env(env: Mapping[str, str], home: Path, url: str) -> dict[str, str]:
-    """The server's whole environment: a few inherited basics and its own Prefect settings."""
+def server_env(
+    env: Mapping[str, str], home: Path, url: str, *, full_start: bool = False
+) -> dict[str, str]:
+    """The server's whole environment: a few inherited basics and its own Prefect settings.
+    A `full_start` registers block types even on a home whose database exists."""
     out = inherited_env(env)
     out.update(
         PREFECT_HOME=str(home),
@@ -210,7 +213,7 @@ def server_env(env: Mapping[str, str], home: Path, url: str) -> dict[str, str]:
         **_RECORDER,
         **_UNUSED_SERVICES,
     )
-    if (home / DATABASE_FILE).exists():  # not its first start
+    if not full_start and (home / DATABASE_FILE).exists():  # not its first start
         out.update(_BLOCKS_REGISTERED)
     return out
 
@@ -239,8 +242,11 @@ class Booting:
     log: Path
 
 
-def spawn(home: Path, env: Mapping[str, str], idle_minutes: float, port: int) -> Booting:
-    """Start a detached server on a socket bound here (so its URL is known at once)."""
+def spawn(
+    home: Path, env: Mapping[str, str], idle_minutes: float, port: int, *, full_start: bool = False
+) -> Booting:
+    """Start a detached server on a socket bound here (so its URL is known at once); a
+    `full_start` does all a home's first start does (`server_env`)."""
     sock = bind_port(port)
     instance = f"reviewflow-{uuid.uuid4().hex}"
     bound = sock.getsockname()[1]
@@ -250,7 +256,8 @@ def spawn(home: Path, env: Mapping[str, str], idle_minutes: float, port: int) ->
         "--idle-seconds", str(idle_minutes * 60), "--instance", instance, "--home", str(home),
     ]  # fmt: skip
     log = home / LOG_FILE
-    with sock, open(log, "wb") as out:
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with sock, os.fdopen(fd, "wb") as out:
         process = subprocess.Popen(
             args,
             pass_fds=(sock.fileno(),),
@@ -259,7 +266,8 @@ def spawn(home: Path, env: Mapping[str, str], idle_minutes: float, port: int) ->
             stderr=subprocess.STDOUT,
             start_new_session=True,
             cwd=_PACKAGE_ROOT,
-            env=server_env(env, home, state.url),
+            env=server_env(env, home, state.url, full_start=full_start),
+            umask=PRIVATE_UMASK,  # its database and files are the user's alone
         )
     return Booting(process, replace(state, pid=process.pid), log)
 

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from flows.local.process import LOCK_FILE, forget_state
+from flows.local.process import LOCK_FILE, forget_state, read_state
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -60,6 +60,16 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _idle_seconds(args: argparse.Namespace) -> float:
+    """The idle time the state file records for this server (the CLI that started it early,
+    before reading its config, records the config's once the server answers), else the one it
+    was started with."""
+    state = read_state(args.home)
+    if state is None or state.instance != args.instance:
+        return float(args.idle_seconds)
+    return state.idle_minutes * 60
+
+
 def _watch_idle(tracker: IdleTracker, server: Any, args: argparse.Namespace) -> None:
     """Stop the server once idle; the lock is taken first and kept until the process exits,
     so a CLI that holds it (checking health, which counts as a request) never races the exit."""
@@ -67,13 +77,14 @@ def _watch_idle(tracker: IdleTracker, server: Any, args: argparse.Namespace) -> 
     lock = open(args.home / LOCK_FILE, "a+")  # noqa: SIM115 - held until process exit
     while not server.should_exit:
         time.sleep(step)
-        if tracker.idle_for() < args.idle_seconds:
+        idle = _idle_seconds(args)
+        if tracker.idle_for() < idle:
             continue
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             continue  # a CLI is looking at us right now
-        if tracker.idle_for() < args.idle_seconds:
+        if tracker.idle_for() < idle:
             fcntl.flock(lock, fcntl.LOCK_UN)
             continue
         with contextlib.suppress(OSError):  # the lock is held; exiting matters more

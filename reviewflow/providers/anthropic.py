@@ -21,6 +21,7 @@ from reviewflow.providers.messages import (
     Usage,
 )
 from reviewflow.providers.shared import DEFAULT_MAX_OUTPUT_TOKENS, object_call
+from reviewflow.providers.tls import shared_tls_context
 
 EPHEMERAL = {"type": "ephemeral"}
 _TOOL_CHOICE = {
@@ -50,6 +51,9 @@ class AnthropicProvider(Provider[anthropic.Anthropic]):
             base_url=self._endpoint,
             timeout=self._timeout,
             max_retries=0,
+            http_client=anthropic.DefaultHttpxClient(  # as the SDK's own, with the shared context
+                base_url=self._endpoint, timeout=self._timeout, verify=shared_tls_context()
+            ),
         )
 
     def _send(self, client: anthropic.Anthropic, request: ModelRequest) -> ModelResponse:

@@ -30,6 +30,7 @@ from reviewflow.providers.shared import (
     object_call,
     synthetic_call_id,
 )
+from reviewflow.providers.tls import shared_tls_context
 
 
 def _transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
@@ -67,6 +68,8 @@ class GeminiProvider(Provider[genai.Client]):
             base_url=self._endpoint,
             timeout=max(1, int(self._timeout * 1000)),
             retry_options=types.HttpRetryOptions(attempts=1),
+            client_args={"verify": shared_tls_context()},  # else each client builds its own
+            async_client_args={"verify": shared_tls_context()},
         )
         return genai.Client(vertexai=False, api_key=self._key, http_options=options)
 

@@ -1,7 +1,8 @@
 """The Dockerfile, prefect.yaml and the CI examples, checked without a Docker engine or a server.
 
 The install steps themselves run in a fresh venv through `make image-check` (network: the
-package index), which `.ci/run` calls after the test suite.
+package index), which `.ci/run` calls after the test suite, followed by the image's
+`reviewflow server prepare` (twice) in a fresh home.
 """
 
 from __future__ import annotations
@@ -53,6 +54,11 @@ def test_image_is_slim_quiet_non_root_and_installs_pinned() -> None:
     assert "prefect==3.9.1" in pins and "prefect-dask==0.3.7" in pins
     assert all(re.fullmatch(r"[A-Za-z0-9._-]+==[A-Za-z0-9.+!-]+", pin) for pin in pins)
     assert [arg for op, arg in steps if op == "USER"] == ["10001"]
+    # The managed Prefect home's first start at build time, as that user, in the image's home.
+    prepare = steps.index(("RUN", "reviewflow server prepare"))
+    assert steps.index(("USER", "10001")) < prepare
+    assert "REVIEWFLOW_HOME=/home/reviewflow/.reviewflow" in env
+    assert "--create-home" in runs and "useradd" in runs
     assert steps[-2] == ("ENTRYPOINT", '["reviewflow"]')
     assert "*" in (ROOT / ".dockerignore").read_text().splitlines()  # all not named: out
 

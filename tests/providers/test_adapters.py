@@ -5,6 +5,7 @@ from __future__ import annotations
 import traceback
 from typing import Any
 
+import openai
 import pytest
 
 from reviewflow.errors import PermanentProviderError, TransientProviderError
@@ -128,6 +129,22 @@ def test_three_round_tool_conversation_keeps_ids(wire: WireServer, protocol: str
     assert _history_ids(protocol, bodies[1]) == (ids[:1], ids[:1])
     assert _history_ids(protocol, bodies[2]) == (ids, ids)
     wire.assert_done()
+
+
+def test_openai_request_is_what_the_sdks_typed_create_sends(wire: WireServer) -> None:
+    """The adapter posts its plain JSON without the SDK's param transform: the same body, path
+    and bearer key as `chat.completions.create` sends for it."""
+    wire.script("openai", [ToolCalls(Call("file_read", {"file_path": "a.py"})), Text("ok")])
+    first = _provider(wire, "openai").complete(_request((UserMessage(content=USER),)))
+    messages = (UserMessage(content=USER), first.assistant_message(), *_results(first, "r"))
+    wire.script("openai", [Text("ok"), Text("ok")])
+    _provider(wire, "openai").complete(_request(messages))
+    ours = wire.requests("openai")[-1]
+    client = openai.OpenAI(api_key=TEST_KEY, base_url=wire.base_url("openai"), max_retries=0)
+    client.chat.completions.create(**ours.body)
+    typed = wire.requests("openai")[-1]
+    assert ours.body == typed.body and ours.path == typed.path
+    assert ours.headers["authorization"] == typed.headers["authorization"] == f"Bearer {TEST_KEY}"
 
 
 def test_system_and_user_content_go_where_they_belong(wire: WireServer, protocol: str) -> None:

@@ -106,3 +106,19 @@ def test_closing_the_pool_abandons_the_calls_in_flight_at_once() -> None:
         clients.run(lambda client: client, 1.0)  # a closed pool sends nothing more
     assert len(used) == 1
     release.set()
+
+
+def test_an_idle_client_keeps_its_worker_thread_and_an_abandoned_one_ends() -> None:
+    clients = ClientPool(FakeClient)
+    threads = {clients.run(lambda client: threading.current_thread(), 1.0) for _ in range(3)}
+    assert len(threads) == 1 and threading.current_thread() not in threads
+    (reused,) = threads
+    release = threading.Event()
+    with pytest.raises(DeadlineExceeded):
+        clients.run(lambda client: release.wait(5), 0.2)
+    assert reused.is_alive()
+    release.set()
+    reused.join(timeout=2)
+    assert not reused.is_alive()  # its call returned: its thread ended, never reused
+    assert clients.run(lambda client: threading.current_thread(), 1.0) is not reused
+    clients.close()

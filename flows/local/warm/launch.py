@@ -30,6 +30,7 @@ from flows.local.warm.state import (
     terminate,
     write_warm,
 )
+from reviewflow.fsutil import PRIVATE_UMASK
 
 _PACKAGE_ROOT = Path(__file__).resolve().parents[3]
 _SECRET_WORDS = ("KEY", "AUTH", "PASSWORD", "SECRET", "TOKEN")  # never in the warm process
@@ -101,6 +102,7 @@ def _spawn(
             start_new_session=True,
             cwd=_PACKAGE_ROOT,
             env=warm_env(env, phome, server.url),
+            umask=PRIVATE_UMASK,  # what it and its review children create: the user's alone
         )
     return process.pid
 
