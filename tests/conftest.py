@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import socket
 import tempfile
 from collections.abc import Iterator
@@ -117,20 +119,67 @@ def repo(tmp_path: Path) -> Iterator[GitRepo]:
 
 
 @pytest.fixture(scope="session")
-def _prefect_api() -> Iterator[str]:
-    """One temporary Prefect API for every flow-level test (starting one costs seconds)."""
+def prepared_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A reviewflow home whose managed Prefect server had its first start (database migrated,
+    block types registered), once per session: `copy_prepared` gives another home the same
+    database, so a test's server starts cold, not first-ever (~10 s of migrations saved)."""
+    from flows.local.api import ensure_api
+
+    home = tmp_path_factory.mktemp("prepared")
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    with ensure_api(home, env, ci=True, reuse=False):  # the first start, then stopped
+        pass
+    return home
+
+
+def copy_prepared(template: Path, home: Path) -> None:
+    """Give `home` the prepared database of `template` (see `prepared_home`)."""
+    from flows.local.process import DATABASE_FILE
+    from flows.local.settings import prefect_home
+    from reviewflow.fsutil import private_dirs
+
+    private_dirs(prefect_home(home))
+    for part in prefect_home(template).glob(DATABASE_FILE + "*"):  # with any -wal, -shm
+        shutil.copy2(part, prefect_home(home) / part.name)
+
+
+@contextlib.contextmanager
+def managed_server(template: Path, home: Path) -> Iterator[str]:
+    """A managed Prefect server of its own in `home` (a copy of the prepared database): its
+    API URL; stopped at the end."""
+    from flows.local.api import ensure_api
+    from flows.local.control import stop_server
+
+    copy_prepared(template, home)
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    target = ensure_api(home, env, ci=False, reuse=True)
+    try:
+        assert target.url is not None
+        yield target.url
+    finally:
+        stop_server(home)
+
+
+@pytest.fixture(scope="session")
+def prefect_api_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The reviewflow home of the shared test API's managed server (its database is there)."""
+    return tmp_path_factory.mktemp("api")
+
+
+@pytest.fixture(scope="session")
+def _prefect_api(prepared_home: Path, prefect_api_home: Path) -> Iterator[str]:
+    """One Prefect API for every flow-level test: a managed server, as a local review uses."""
     from prefect.settings import (
         PREFECT_API_URL,
         PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
         temporary_settings,
     )
-    from prefect.testing.utilities import prefect_test_harness
 
     with (
-        prefect_test_harness(server_startup_timeout=120),
-        temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}),
+        managed_server(prepared_home, prefect_api_home) as url,
+        temporary_settings(updates={PREFECT_API_URL: url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}),
     ):
-        yield str(PREFECT_API_URL.value())
+        yield url
 
 
 @pytest.fixture

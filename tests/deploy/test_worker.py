@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -25,6 +26,8 @@ from prefect.client.schemas.objects import FlowRun
 from prefect.client.schemas.sorting import FlowRunSort
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
+from flows.local.process import DATABASE_FILE
+from flows.local.settings import prefect_home
 from reviewflow.report.artifacts import artifact_key
 from reviewflow.report.gate import summary_key
 from tests.deploy.readback import ENGINE_TYPE_ERROR, artifacts, assert_failed_with_reason, log_lines
@@ -120,10 +123,15 @@ def _base_env(tmp: Path, api: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def stack(tmp_path_factory: pytest.TempPathFactory, prepared_home: Path) -> Iterator[Stack]:
     tmp = tmp_path_factory.mktemp("stack")
     api = f"http://127.0.0.1:{_free_port()}/api"
     env = _base_env(tmp, api)
+    # Prefect's own server on a database already migrated (the session's first start): the
+    # same schema `prefect server start` makes, without ~10 s of migrations here.
+    (tmp / "prefect").mkdir(mode=0o700)
+    for part in prefect_home(prepared_home).glob(DATABASE_FILE + "*"):  # with any -wal, -shm
+        shutil.copy2(part, tmp / "prefect" / part.name)
     repo, bare = origin(tmp)
     url = bare.as_uri()
     procs: list[subprocess.Popen[bytes]] = []

@@ -81,6 +81,7 @@ def _scan(paths: list[Path], secret: bytes) -> list[Path]:
 
 def test_api_key_never_reaches_logs_database_or_results(
     prefect_harness: None,
+    prefect_api_home: Path,
     wire: WireServer,
     caplog: pytest.LogCaptureFixture,
     capfd: pytest.CaptureFixture[str],
@@ -88,11 +89,10 @@ def test_api_key_never_reaches_logs_database_or_results(
     from prefect import flow
     from prefect.artifacts import create_markdown_artifact
     from prefect.logging.loggers import get_run_logger
-    from prefect.settings import (
-        PREFECT_HOME,
-        PREFECT_LOCAL_STORAGE_PATH,
-        PREFECT_SERVER_DATABASE_CONNECTION_URL,
-    )
+    from prefect.settings import PREFECT_HOME, PREFECT_LOCAL_STORAGE_PATH
+
+    from flows.local.process import DATABASE_FILE
+    from flows.local.settings import prefect_home
 
     @flow(name="key-scan", persist_result=True)
     def key_scan(handle: ProviderHandle) -> str:
@@ -121,7 +121,7 @@ def test_api_key_never_reaches_logs_database_or_results(
     assert TEST_KEY not in out + err
     assert TEST_KEY not in caplog.text
     assert all(TEST_KEY not in str(r.__dict__) for r in caplog.records)
-    database = Path(PREFECT_SERVER_DATABASE_CONNECTION_URL.value().split(":///", 1)[1])
+    database = prefect_home(prefect_api_home) / DATABASE_FILE  # the test API's server
     roots = [PREFECT_HOME.value(), PREFECT_LOCAL_STORAGE_PATH.value(), database.parent]
     roots = [Path(r) for r in roots if Path(r).exists()]
     assert database.exists() and database.stat().st_size > 0

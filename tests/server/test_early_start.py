@@ -11,17 +11,18 @@ import pytest
 
 from flows.cli.entry import needs_server
 from flows.local.api import begin_server, ensure_api
-from flows.local.control import prepare_server, stop_server
+from flows.local.control import stop_server
 from flows.local.process import read_state
 from flows.local.settings import DEFAULT_IDLE_MINUTES, prefect_home
+from tests.conftest import copy_prepared
 from tests.server.conftest import server_pids
 from tests.server.test_local_server import _gone
 
 
 @pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def home(tmp_path_factory: pytest.TempPathFactory, prepared_home: Path) -> Path:
     home = tmp_path_factory.mktemp("early")
-    prepare_server(home, os.environ)
+    copy_prepared(prepared_home, home)  # as `server prepare` leaves it
     return home
 
 

@@ -57,7 +57,7 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Run]:
 
 
 def test_prepare_does_a_first_start_and_leaves_no_process(
-    prepared: tuple[Path, Run], tmp_path: Path
+    prepared: tuple[Path, Run], prepared_home: Path
 ) -> None:
     home, run = prepared
     assert (run.returncode, run.stderr) == (0, "")
@@ -65,12 +65,10 @@ def test_prepare_does_a_first_start_and_leaves_no_process(
     assert run.stdout.endswith("no process left running\n")
     assert server_pids(home) == []
     assert not (prefect_home(home) / STATE_FILE).exists()
-    # Exactly what a home's first start by a review leaves.
-    with ensure_api(tmp_path, os.environ, ci=True, reuse=False):
-        pass
+    # Exactly what a home's first start by a review leaves (`prepared_home` is one).
     versions, block_types, schemas = _contents(home)
     assert versions and block_types and schemas
-    assert _contents(home) == _contents(tmp_path)
+    assert _contents(home) == _contents(prepared_home)
 
 
 def test_the_first_review_of_a_prepared_home_does_not_migrate(

@@ -35,6 +35,7 @@ from flows.local.settings import prefect_home
 from flows.local.warm import client as warm_client
 from flows.local.warm import state as warm
 from flows.local.warm.sockets import install_key, socket_path
+from tests.conftest import copy_prepared
 from tests.flows.reviewer import ScriptedReviewer
 from tests.git.test_environment import hostile_git_env
 from tests.gitutil import GitRepo
@@ -217,11 +218,12 @@ class Setup:
 
 
 @pytest.fixture(scope="module")
-def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+def setup(tmp_path_factory: pytest.TempPathFactory, prepared_home: Path) -> Iterator[Setup]:
     runtime = Path(tempfile.mkdtemp(prefix="rf-run-", dir="/tmp"))
     try:
         with WireServer() as wire:
             setup = Setup(tmp_path_factory.mktemp("warm"), wire, runtime)
+            copy_prepared(prepared_home, setup.home)  # its server starts cold, not first-ever
             yield setup
             os.environ.update(REVIEWFLOW_HOME=str(setup.home))
             main(["server", "stop"])

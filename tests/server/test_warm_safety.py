@@ -142,7 +142,8 @@ def test_a_working_directory_the_child_cannot_enter_gives_the_review_back(tmp_pa
 
 class FakeChild:
     """The child's end of a hand-over, scripted: it reads the fds and header, then sends
-    `replies` (a callable reply runs instead, on the connection), then closes."""
+    `replies` (a callable reply runs instead, on the connection), ends its side, and hears
+    what the CLI sends until the CLI closes."""
 
     def __init__(self, replies: list[bytes | Callable[[socket.socket], None]]) -> None:
         self.cli, self.child = socket.socketpair()
@@ -164,6 +165,8 @@ class FakeChild:
                 reply(self.child)
             else:
                 self.child.sendall(reply)
+        with contextlib.suppress(OSError):  # nothing more from here: the CLI reads the end
+            self.child.shutdown(socket.SHUT_WR)
         self.child.settimeout(5)
         with contextlib.suppress(OSError):
             self.heard = reader.read()  # what the CLI sent after the header, until it closed
