@@ -28,8 +28,9 @@ lint: dev
 type: dev
 	$(BIN)/mypy
 
+# Test files spread over every core (a module's tests stay together, sharing its servers).
 test: lint type
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n auto --dist loadfile
 
 bench: dev
 	$(BIN)/python bench/preview_latency.py

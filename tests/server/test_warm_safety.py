@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -80,9 +81,11 @@ def test_the_manifest_of_this_process_covers_every_imported_module_and_our_data_
 
 def test_the_socket_path_stays_short_under_a_deep_home(tmp_path: Path) -> None:
     deep = tmp_path.joinpath(*["deep" * 10] * 10, "prefect", "3.9.1")
-    env = {"XDG_RUNTIME_DIR": str(tmp_path)}
+    runtime = Path(tempfile.mkdtemp(prefix="rf-", dir="/tmp"))  # short, as a runtime dir is
+    env = {"XDG_RUNTIME_DIR": str(runtime)}
     path = socket_path(env, deep, "0123456789ab")
-    assert path.parent == tmp_path / f"reviewflow-{os.getuid()}"
+    runtime.rmdir()
+    assert path.parent == runtime / f"reviewflow-{os.getuid()}"
     assert path_problem(path) is None and len(os.fsencode(path)) <= MAX_PATH_BYTES
     assert socket_path(env, deep.parent, "0123456789ab") != path  # one per Prefect home
     assert socket_path(env, deep, "ba9876543210") != path  # one per install
