@@ -15,6 +15,7 @@ import os
 import socket
 import threading
 import time
+import urllib.request
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ class IdleTracker:
         self.app = app
         self.last = time.monotonic()
         self.open = 0
+        self.answered = threading.Event()  # its first request has been answered
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -46,9 +48,33 @@ class IdleTracker:
         finally:
             self.open -= 1
             self.last = time.monotonic()
+            self.answered.set()
 
     def idle_for(self) -> float:
         return 0.0 if self.open else time.monotonic() - self.last
+
+
+# Read-only calls that do what a fresh server does lazily on the first flow run it is asked to
+# create (~0.4-0.5 s here: the flow run and task run schemas and queries built, the database
+# sessions opened; later creations take ~30 ms).
+WARM_UP = (("/flow_runs/filter", b'{"limit": 1}'), ("/task_runs/filter", b'{"limit": 1}'))
+
+
+def warm_up(tracker: IdleTracker, url: str) -> int:
+    """Once the server has answered its first request (the CLI's health check: the server's
+    own start is over), make the `WARM_UP` calls, while the CLI still prepares its review on
+    the other core; how many were answered. A call that fails costs only the time it saved."""
+    tracker.answered.wait()
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    answered = 0
+    for path, body in WARM_UP:
+        request = urllib.request.Request(
+            url + path, data=body, method="POST", headers={"Content-Type": "application/json"}
+        )
+        with contextlib.suppress(OSError), opener.open(request, timeout=30) as response:
+            response.read()
+            answered += 1
+    return answered
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -102,6 +128,8 @@ def main(argv: list[str] | None = None) -> None:
     config = uvicorn.Config(tracker, log_level="error", lifespan="on", timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
     threading.Thread(target=_watch_idle, args=(tracker, server, args), daemon=True).start()
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/api"
+    threading.Thread(target=warm_up, args=(tracker, url), daemon=True).start()
     server.run(sockets=[sock])
     os._exit(0)  # skip the interpreter's final collection over Prefect's modules
 

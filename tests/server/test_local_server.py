@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Mapping
@@ -364,3 +365,22 @@ def test_a_server_that_dies_while_starting_fails_with_its_log(tmp_path: Path) ->
         f"sqlite3.OperationalError: unable to open database (log: {log})"
     )
     assert caught.value.exit_code == 2
+
+
+def test_the_server_warms_up_only_after_its_first_answer(prefect_harness: str) -> None:
+    """What a fresh server does lazily for its first flow run is done after its own start (its
+    first answer), not before: it never lengthens the start a review waits for."""
+    from flows.local.server_main import WARM_UP, IdleTracker, warm_up
+
+    async def app(scope: object, receive: object, send: object) -> None:
+        raise AssertionError("not called")
+
+    tracker = IdleTracker(app)
+    done: list[int] = []
+    thread = threading.Thread(target=lambda: done.append(warm_up(tracker, prefect_harness)))
+    thread.start()
+    thread.join(timeout=0.5)
+    assert done == []  # waiting for the first answer
+    tracker.answered.set()
+    thread.join(timeout=60)
+    assert done == [len(WARM_UP)]  # each call answered by a real Prefect API
