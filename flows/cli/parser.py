@@ -94,6 +94,10 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="Prefect's logs and any traceback on stderr too (always in ~/.reviewflow/logs/)",
     )
+    _add_prefect_flags(parser)
+
+
+def _add_prefect_flags(parser: argparse.ArgumentParser) -> None:
     prefect = parser.add_argument_group("Prefect (local runs)")
     prefect.add_argument(
         "--no-server-reuse",
