@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 
 if __name__ == "__main__":  # hand over to the CLI before paying for the Prefect import
-    from flows.cli.entry import entry
+    from flows.cli.start import run
 
-    raise SystemExit(entry(["review", *sys.argv[1:]]))
+    run(["review", *sys.argv[1:]])
 
 from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
@@ -24,6 +24,7 @@ from prefect.settings import (
 
 from flows.runners import submitted, task_runner_for, threads
 from flows.stages import abandon, finished_result, run_model_stages
+from reviewflow import cancel
 from reviewflow.config import Config, TaskRunner
 from reviewflow.findings.finalize import Finalized
 from reviewflow.findings.localize import Localized
@@ -55,6 +56,7 @@ def public_config(config: Config) -> Config:
 @flow(name="review", validate_parameters=True, log_prints=False)
 def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> ReviewRun:
     """Review one change: diff, files and rules, the model stages per file, findings, reports."""
+    cancel.reclaim_sigterm()  # a CLI's SIGTERM cancels as Ctrl-C does (not a crash)
     started = datetime.now(UTC)
     change = collect_diff(as_is(request), config.review.context_lines)
     scope = select_files(as_is(change), as_is(request), config.review.max_file_bytes)
@@ -90,12 +92,14 @@ def _localize(
 ) -> tuple[Localized, int]:
     """The findings in the output language (none asked for after Ctrl-C: no new requests),
     and the requests sent that no record holds (after Ctrl-C here)."""
-    if stages.cancelled:
+    if stages.cancelled or cancel.requested():
         return Localized(findings=finalized.findings), 0
     task = localize_findings.with_options(**options)
     wrap, language = submitted(config), config.output.language
     try:
         submitted_task = task.submit(wrap(list(finalized.findings)), language, wrap(handle))
+        with cancel.interruptible():
+            submitted_task.wait()
         return finished_result(submitted_task), 0
     except KeyboardInterrupt:  # keep the findings as they are; the request in flight is abandoned
         cancelled = Localized(findings=finalized.findings, complete=False, warnings=(CANCELLED,))
@@ -138,7 +142,13 @@ def run_review(
     if name:
         flow_ = flow_.with_options(flow_run_name=name)
     with private_umask(), ProviderPool.from_config(config, observer=progress) as pool:
-        state = flow_(request, public_config(config), pool.handle, return_state=True)
+        try:
+            with cancel.deferred():  # the flow takes a cancel where it waits for its stages
+                state = flow_(request, public_config(config), pool.handle, return_state=True)
+        except BaseException:
+            if cancel.requested():  # the run ended by a cancel before its body could take it
+                raise KeyboardInterrupt from None
+            raise
     result = unquoted(state.result(raise_on_failure=False))
     if isinstance(result, BaseException):
         raise result

@@ -11,6 +11,7 @@ from typing import Any
 from prefect.futures import PrefectFuture
 
 from flows.runners import submitted
+from reviewflow import cancel
 from reviewflow.config import Config
 from reviewflow.findings.models import FileFindings
 from reviewflow.findings.stages import ModelStages, summarize
@@ -65,6 +66,7 @@ def run_model_stages(
         observer.file_done if observer is not None else (lambda path: None),
     )
     try:
+        cancel.check()  # cancelled before the first stage: nothing is started
         for job in jobs:
             chains.start(job)
         chains.run()
@@ -75,7 +77,7 @@ def run_model_stages(
 
 
 def abandon(handle: ProviderHandle, records: Sequence[RequestRecord]) -> int:
-    """Ctrl-C: close the review's provider pool, so its requests in flight are abandoned at
+    """A cancel: close the review's provider pool, so its requests in flight are abandoned at
     once; returns the requests it sent that no record holds (their stage never finished, or
     they were abandoned in flight). They count in the review's usage."""
     pool = pool_for(handle)
@@ -118,7 +120,8 @@ class _Chains:
         """Until every chain is done: take each finished stage and submit what follows it.
         A stage that failed raises here (its error fails the flow)."""
         while self._pending:
-            stage, index, job, future = self._done.get()
+            with cancel.interruptible():  # a cancel is raised here, never inside Prefect's engine
+                stage, index, job, future = self._done.get()
             self._pending -= 1
             result = finished_result(future)
             if stage == "plan":

@@ -8,11 +8,13 @@ from prefect import task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from reviewflow import cancel
+from reviewflow.cancel import EXIT_CODE
 from reviewflow.config import OutputSettings
 from reviewflow.report.artifacts import artifact_key, findings_table, summary_markdown
-from reviewflow.report.location import review_dir
+from reviewflow.report.assemble import cancelled_outcome
 from reviewflow.report.outcome import ReviewOutcome
-from reviewflow.report.writers import needs_directory, write_reports
+from reviewflow.report.writers import write_review_files
 
 
 @task(name="report", cache_policy=NO_CACHE, retries=0)  # writes files: never cached or retried
@@ -24,16 +26,15 @@ def write_review_reports(
     `outcome.review_id` is the wanted ID; `-2`, `-3` is added when another review has it.
     Returns the outcome with its final review ID, each written report's path by kind, and
     why a report could not be written (the others and the artifacts are, all the same).
+    A cancel that came before or while the files were written makes them a cancelled
+    review's (written again, in the same directory): the review ends with exit 130.
     """
-    directory, review_id = review_dir(
-        Path(home),
-        outcome.metadata.repository,
-        outcome.review_id,
-        output.report_dir,
-        create=needs_directory(output),  # no empty directory when every report is off or elsewhere
-    )
-    outcome = outcome.model_copy(update={"review_id": review_id})
-    written, failure = write_reports(outcome, output, directory)
+    if cancel.requested():
+        outcome = cancelled_outcome(outcome)
+    outcome, written, failure, directory = write_review_files(outcome, output, Path(home))
+    if cancel.requested() and outcome.exit_code != EXIT_CODE:
+        outcome = cancelled_outcome(outcome)
+        outcome, written, failure, _ = write_review_files(outcome, output, Path(home), directory)
     repository, mode = outcome.metadata.repository, outcome.metadata.mode
     create_markdown_artifact(
         key=artifact_key(repository, mode),

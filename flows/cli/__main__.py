@@ -1,5 +1,5 @@
 """`python -m flows.cli ARGS` is the `reviewflow ARGS` command."""
 
-from flows.cli.entry import entry
+from flows.cli.start import run
 
-raise SystemExit(entry())
+run()

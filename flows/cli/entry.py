@@ -14,7 +14,9 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from flows.local.api import EarlyStart, begin_server
-from flows.local.warm.client import CANCELLED, hand_over
+from flows.local.warm.client import hand_over
+from reviewflow import cancel
+from reviewflow.cancel import EXIT_CODE
 from reviewflow.ci import ci_variables
 from reviewflow.home import home_dir
 
@@ -30,8 +32,8 @@ def entry(argv: Sequence[str] | None = None) -> int:
         try:
             code = hand_over(home_dir(os.environ), args)
         except KeyboardInterrupt:  # before the hand-over's own handlers were in place
-            sys.stderr.write(CANCELLED)
-            return 130
+            cancel.announce()
+            return EXIT_CODE
         if code is not None:
             return code
     early: EarlyStart | None = None

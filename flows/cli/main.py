@@ -16,6 +16,8 @@ from flows.cli.parser import build_parser, missing_action
 from flows.cli.review import cmd_review
 from flows.local.api import EarlyStart
 from flows.local.warm.child import ForkedReview
+from reviewflow import cancel
+from reviewflow.cancel import EXIT_CODE
 from reviewflow.config import home_dir
 from reviewflow.errors import ReviewError, SetupError
 from reviewflow.home import secure_home
@@ -46,9 +48,9 @@ def main(
     except ReviewError as exc:
         sys.stderr.write(f"reviewflow: error: {one_line(str(exc))}\n")
         return exc.exit_code
-    except KeyboardInterrupt:
-        sys.stderr.write("reviewflow: cancelled\n")
-        return 130
+    except KeyboardInterrupt:  # before a review had started (its reports say when it had)
+        cancel.announce()
+        return EXIT_CODE
     except BrokenPipeError:
         return 0
     except Exception as exc:  # noqa: BLE001 - the last resort: exit 2 and one line, never 1

@@ -13,6 +13,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,8 @@ from flows.local.api import ApiTarget, EarlyStart, ensure_api, run_with_server
 from flows.local.settings import PrefectEnvironment
 from flows.local.warm.child import ForkedReview
 from flows.local.warm.launch import start_warm
+from reviewflow import cancel
+from reviewflow.cancel import EXIT_CODE
 from reviewflow.config import (
     KEY_ENV_VARS,
     Config,
@@ -139,14 +142,32 @@ def _review(
         scope = select(
             collect(effective, config.review.context_lines), effective, config.review.max_file_bytes
         )
-        with local_api(args, config, request, env, early) as target:
-            if forked is not None:  # Prefect was imported before this review's environment
-                forked.adopt_settings()
-            log_to_file("prefect", log)
-            run = run_with_server(target, lambda: _run_here(effective, config, scope, env))
-            if warm_ok and forked is None and target.state is not None:  # for the next review
-                start_warm(Path(request.home), os.environ, target.state, WARM_PROGRAM)
-            return _print_outcome(run, config, env)
+        started = datetime.now(UTC)  # the review has started: a cancel from here on is reported
+        try:
+            with local_api(args, config, request, env, early) as target:
+                if forked is not None:  # Prefect was imported before this review's environment
+                    forked.adopt_settings()
+                log_to_file("prefect", log)
+                run = run_with_server(target, lambda: _run_here(effective, config, scope, env))
+                cancel.finish()  # reported: a signal from now on no longer cancels it
+                if warm_ok and forked is None and target.state is not None:  # for the next review
+                    start_warm(Path(request.home), os.environ, target.state, WARM_PROGRAM)
+                return _print_outcome(run, config, env)
+        except KeyboardInterrupt:  # before the flow took it (a server's start, Prefect's import)
+            return _print_outcome(cancelled_run(effective, config, scope, started), config, env)
+
+
+def cancelled_run(
+    request: ReviewRequest, config: Config, scope: Scope, started: datetime
+) -> ReviewRun:
+    """A review cancelled before its model stages ran: its reports, written here (no Prefect)."""
+    from reviewflow.report.assemble import cancelled_before
+    from reviewflow.report.outcome import ReviewRun
+    from reviewflow.report.writers import write_review_files
+
+    outcome = cancelled_before(request, config, scope, started)
+    final, written, failure, _ = write_review_files(outcome, config.output, Path(request.home))
+    return ReviewRun(outcome=final, written=written, report_error=failure)
 
 
 def _run_here(
@@ -173,10 +194,12 @@ def _print_outcome(run: ReviewRun, config: Config, env: Mapping[str, str]) -> in
     print_console(run.outcome, config.output.console, make_console(stream, env), run.written)
     if run.report_error:
         raise OutputError(run.report_error)
+    where = run.written.get("json")
+    report = f" (report: {where})" if where and where != "-" else ""
     if run.outcome.exit_code == 2:  # one line whatever the console setting (`--console off`)
-        where = run.written.get("json")
-        report = f" (report: {where})" if where and where != "-" else ""
         sys.stderr.write(f"reviewflow: {incomplete_line(run.outcome)}{report}\n")
+    elif run.outcome.exit_code == EXIT_CODE:
+        cancel.announce(report)
     return run.exit_code
 
 

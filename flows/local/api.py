@@ -20,6 +20,7 @@ from typing import TypeVar
 
 from flows.local.process import (
     DATABASE_FILE,
+    LOG_FILE,
     Booting,
     ServerError,
     ServerState,
@@ -35,10 +36,13 @@ from flows.local.process import (
     write_state,
 )
 from flows.local.settings import DEFAULT_IDLE_MINUTES, prefect_home, prefect_version
+from reviewflow import cancel
 
 T = TypeVar("T")
 Preload = Callable[[Mapping[str, str]], object]
 _DRAIN_S = 10.0
+_HURRIED_DRAIN_S = 1.0  # a cancelled run's: it must end within seconds
+_HURRIED_STOP_S = 1.0
 PREPARING_NOTE = "reviewflow: preparing the local Prefect database (first run only)\n"
 # The managed server's Prefect version is checked here (`is_serving`, `wait_ready`: the very
 # version installed, stricter than Prefect's own check), so a flow run's client does not ask
@@ -59,12 +63,17 @@ class ApiTarget:
     stop_at_end: bool = False
 
     def close(self) -> None:
-        """Stop the server if this run started it for itself (CI, `--no-server-reuse`)."""
+        """Stop the server if this run started it for itself (CI, `--no-server-reuse`); a
+        cancelled run only asks it to stop (it must end within seconds)."""
         if self.stop_at_end and self.home is not None and self.state is not None:
-            drain_prefect()
+            hurry = cancel.requested()
+            drain_prefect(_HURRIED_DRAIN_S if hurry else _DRAIN_S)
             with locked(self.home):
-                stop_process(self.state)
-                forget_state(self.home, self.state.instance)
+                if hurry:
+                    ask_to_stop(self.home, self.state)
+                else:
+                    stop_process(self.state)
+                    forget_state(self.home, self.state.instance)
             self.stop_at_end = False
 
     def __enter__(self) -> ApiTarget:
@@ -74,7 +83,7 @@ class ApiTarget:
         self.close()
 
 
-def drain_prefect() -> None:
+def drain_prefect(timeout: float = _DRAIN_S) -> None:
     """Send what this process's Prefect event and log workers still hold (the last task runs'
     states, the flow run's last lines) before the server stops: at exit they would find it
     stopped and print "Error logging to API"."""
@@ -84,7 +93,16 @@ def drain_prefect() -> None:
     from prefect.logging.handlers import APILogWorker
 
     for worker in (EventsWorker, APILogWorker):
-        worker.drain_all(timeout=_DRAIN_S)
+        worker.drain_all(timeout=timeout)
+
+
+def ask_to_stop(home: Path, state: ServerState) -> None:
+    """Stop a server this cancelled run started, without waiting long: SIGTERM (one still
+    migrating its database finishes that first, so the database stays whole). Its record is
+    kept until it is gone: a next run waits for it before it reuses the database."""
+    stop_process(state, grace=_HURRIED_STOP_S, kill=False)
+    if not is_ours(state):
+        forget_state(home, state.instance)
 
 
 def ensure_api(
@@ -111,8 +129,13 @@ def ensure_api(
         target = ApiTarget(None, {})
     else:
         target = ApiTarget("", {}, prefect_home(home), inherited_env(env))
-        started = _ensure_server(target, env, idle_minutes, preloader.begin, early)
-        target.stop_at_end = started and (ci or not reuse)
+        keep = reuse and not ci
+        try:
+            started = _ensure_server(target, env, idle_minutes, preloader.begin, early, keep=keep)
+        except Exception:
+            preloader.settle()  # the interpreter's exit must not cut Prefect's import short
+            raise
+        target.stop_at_end = started and not keep
     preloader.finish(target.env)
     return target
 
@@ -129,10 +152,14 @@ def _ensure_server(
     idle_minutes: float,
     on_url: Preload | None = None,
     early: EarlyStart | None = None,
+    *,
+    keep: bool = True,
 ) -> bool:
     """Reuse the recorded server if it is ours and current, else replace it (under the lock);
     True when a server was started (here, or by `early`, whose lock is held until it answers).
-    `on_url(target.env)` is called as soon as a new server's URL is known, before it answers."""
+    `on_url(target.env)` is called as soon as a new server's URL is known, before it answers.
+    A cancel meanwhile leaves a server that is `keep` to boot (the next run finds it), else
+    asks it to stop."""
     assert target.home is not None
     home, version = target.home, prefect_version()
     with early.lock if early is not None else locked(home):
@@ -140,8 +167,9 @@ def _ensure_server(
             booting = early.booting
         else:
             old = read_state(home)
-            if old is not None and is_serving(old, version):
-                _client_env(target, old)
+            reused = _reusable(home, old, version)
+            if reused is not None:
+                _client_env(target, reused)
                 return False
             booting = _respawn(home, env, idle_minutes, old)
         _client_env(target, booting.state)
@@ -149,6 +177,10 @@ def _ensure_server(
             on_url(target.env)
         try:
             version = wait_ready(booting)
+        except KeyboardInterrupt:
+            if not keep:
+                ask_to_stop(home, booting.state)
+            raise
         except BaseException:
             stop_process(booting.state)
             forget_state(home, booting.state.instance)
@@ -158,6 +190,27 @@ def _ensure_server(
         write_state(home, state)
         _client_env(target, state)
         return True
+
+
+def _reusable(home: Path, old: ServerState | None, version: str) -> ServerState | None:
+    """The recorded server if it serves `version`; or the one a cancelled run left booting
+    (it never answered: no version recorded), once it answers: waited for as a first start
+    is, through its migrations, which replacing it would cut short."""
+    if old is None:
+        return None
+    if is_serving(old, version):
+        return old
+    if old.prefect_version or not is_ours(old):
+        return None
+    try:
+        answered = wait_ready(Booting(None, old, home / LOG_FILE))
+    except ServerError:  # it ended (asked to stop by its run), or never answered
+        return None
+    if answered != version:
+        return None
+    state = replace(old, prefect_version=answered)
+    write_state(home, state)
+    return state
 
 
 def _respawn(
@@ -187,8 +240,8 @@ def begin_server(home: Path, env: Mapping[str, str]) -> EarlyStart | None:
     """For a review about to run on the managed server: spawn it now when none serves, so it
     boots while the CLI imports, reads its config and the change (~0.3-0.5 s here), at the
     default idle time (`ensure_api` then records the run's own). Not on a home's first start
-    (its note and migrations stay after the CLI's checks), nor when the home is unusable:
-    `ensure_api` says why."""
+    (its note and migrations stay after the CLI's checks), nor beside a server still booting
+    (`ensure_api` waits for it), nor when the home is unusable: `ensure_api` says why."""
     phome = prefect_home(home)
     if not (phome / DATABASE_FILE).exists():
         return None
@@ -196,7 +249,8 @@ def begin_server(home: Path, env: Mapping[str, str]) -> EarlyStart | None:
     try:
         lock.enter_context(locked(phome))
         old = read_state(phome)
-        if old is None or not is_serving(old, prefect_version()):
+        left_booting = old is not None and not old.prefect_version and is_ours(old)
+        if not left_booting and (old is None or not is_serving(old, prefect_version())):
             return EarlyStart(_respawn(phome, env, DEFAULT_IDLE_MINUTES, old), lock)
     except (ServerError, OSError):
         pass
@@ -231,6 +285,12 @@ class _Preloader:
             self.thread.join()
         if self.error is not None:
             raise self.error
+
+    def settle(self) -> None:
+        """Wait for the thread, if any (the run failed): an interpreter that exits while it
+        imports Prefect can abort (`Fatal Python error: Aborted`, exit 134)."""
+        if self.thread is not None:
+            self.thread.join()
 
 
 def run_with_server(target: ApiTarget, call: Callable[[], T]) -> T:

@@ -158,5 +158,6 @@ def prepare_server(home: Path, env: Mapping[str, str]) -> Prepared:
         finally:
             stop_process(booting.state)
             forget_state(phome, booting.state.instance)
-            booting.process.wait()
+            if booting.process is not None:
+                booting.process.wait()
     return Prepared(phome, time.monotonic() - started)

@@ -172,14 +172,16 @@ def is_serving(state: ServerState, version: str) -> bool:
     return is_ours(state) and server_version(state.url) == version
 
 
-def stop_process(state: ServerState) -> None:
-    """Stop the recorded server if (and only if) it is ours, and wait until it is gone."""
-    for sig, grace in ((signal.SIGTERM, _STOP_GRACE_S), (signal.SIGKILL, _STOP_GRACE_S)):
+def stop_process(state: ServerState, grace: float = _STOP_GRACE_S, *, kill: bool = True) -> None:
+    """Stop the recorded server if (and only if) it is ours: SIGTERM, and wait up to `grace`
+    until it is gone; then (with `kill`) SIGKILL, and wait again."""
+    steps = ((signal.SIGTERM, grace), (signal.SIGKILL, _STOP_GRACE_S))
+    for sig, wait in steps if kill else steps[:1]:
         if not is_ours(state):
             return
         with contextlib.suppress(ProcessLookupError):
             os.kill(state.pid, sig)
-        deadline = time.monotonic() + grace
+        deadline = time.monotonic() + wait
         while is_ours(state) and time.monotonic() < deadline:
             _reap(state.pid)
             time.sleep(0.05)
@@ -235,11 +237,17 @@ def bind_port(preferred: int) -> socket.socket:
 
 @dataclass
 class Booting:
-    """A server process that has been started but may not answer yet."""
+    """A server process that has been started but may not answer yet (`process` is None when
+    another process started it)."""
 
-    process: subprocess.Popen[bytes]
+    process: subprocess.Popen[bytes] | None
     state: ServerState
     log: Path
+
+    def ended(self) -> bool:
+        if self.process is not None:
+            return self.process.poll() is not None
+        return not is_ours(self.state)
 
 
 def spawn(
@@ -279,7 +287,7 @@ def wait_ready(booting: Booting) -> str:
         version = server_version(booting.state.url, timeout=1.0)
         if version is not None:
             return version
-        if booting.process.poll() is not None:
+        if booting.ended():
             raise ServerError(
                 f"the local Prefect server exited while starting: {log_tail(booting.log)} "
                 f"(log: {booting.log})"

@@ -17,6 +17,7 @@ from types import TracebackType
 
 from pydantic import BaseModel, ConfigDict, SecretStr
 
+from reviewflow import cancel
 from reviewflow.config import (
     Config,
     ModelSettings,
@@ -140,6 +141,7 @@ class ProviderPool:
             concurrency=max(1, concurrency),
         )
         self._registered = _register(self)
+        self._cancel_key = cancel.listen(self._stop_sending)  # a cancel: not one request more
 
     @classmethod
     def from_config(cls, config: Config, observer: ReviewObserver | None = None) -> ProviderPool:
@@ -154,6 +156,8 @@ class ProviderPool:
         if self.closed:
             raise _closed_error(self.id)
         with self._slots:
+            if self.closed:  # cancelled (or closed) while it waited for a slot
+                raise _closed_error(self.id)
             self.meter.count_request()
             try:
                 response = self._provider.complete(request)
@@ -168,9 +172,16 @@ class ProviderPool:
         if self.observer is not None:
             self.observer.request_done(usage)
 
-    def close(self) -> None:
-        """Forget the pool and release the provider's connections."""
+    def _stop_sending(self) -> None:
+        """A cancel (in the signal handler): no request is sent from now on; those in flight
+        are abandoned when the review closes the pool."""
         self.closed = True
+
+    def close(self) -> None:
+        """Forget the pool and release the provider's connections (abandoning the requests
+        in flight)."""
+        self.closed = True
+        cancel.unlisten(self._cancel_key)
         with _POOLS_LOCK:
             if _POOLS.get(self.id) is self:
                 del _POOLS[self.id]
@@ -210,7 +221,7 @@ def pool_for(handle: ProviderHandle, env: Mapping[str, str] | None = None) -> Pr
     )
     candidate = ProviderPool(settings, handle.concurrency, pool_id=handle.pool_id)
     if candidate._registered is not candidate:  # another thread registered first
-        candidate._provider.close()
+        candidate.close()
     return candidate._registered
 
 

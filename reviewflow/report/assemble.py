@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from reviewflow.cancel import EXIT_CODE as CANCELLED_EXIT
 from reviewflow.config import Config, ModelSettings
 from reviewflow.findings.finalize import Finalized, gate
 from reviewflow.findings.localize import Localized
-from reviewflow.findings.stages import CANCELLED, ModelStages
+from reviewflow.findings.stages import CANCELLED, ModelStages, summarize
 from reviewflow.git.models import Change
 from reviewflow.models import ReviewWarning
 from reviewflow.providers.pool import UsageTotals
@@ -49,7 +50,7 @@ def review_outcome(
     return ReviewOutcome(
         review_id=review_id(started, change.diff_sha256[:8]),
         status="complete" if complete else "incomplete",
-        exit_code=130 if cancelled else gate(localized.findings, fail_on, complete),
+        exit_code=CANCELLED_EXIT if cancelled else gate(localized.findings, fail_on, complete),
         metadata=review_metadata(
             scope, request, config.model, config.output.language, started, datetime.now(UTC)
         ),
@@ -67,6 +68,29 @@ def review_outcome(
         duration_ms=int((datetime.now(UTC) - started).total_seconds() * 1000),
         process=records,
     )
+
+
+def cancelled_outcome(outcome: ReviewOutcome) -> ReviewOutcome:
+    """`outcome` as a cancel leaves it (one that came after the model stages): incomplete,
+    exit 130, with the cancelled warning."""
+    if outcome.exit_code == CANCELLED_EXIT:
+        return outcome
+    return outcome.model_copy(
+        update={
+            "status": "incomplete",
+            "exit_code": CANCELLED_EXIT,
+            "warnings": (*outcome.warnings, CANCELLED),
+        }
+    )
+
+
+def cancelled_before(
+    request: ReviewRequest, config: Config, scope: Scope, started: datetime
+) -> ReviewOutcome:
+    """The outcome of a review cancelled before its model stages ran (its inputs were read:
+    `scope`): no file reviewed, incomplete, exit 130."""
+    nothing = (summarize((), (), ()).cancel(0), Finalized(), Localized())
+    return review_outcome(request, config, scope.change, scope, nothing, started)
 
 
 def request_errors(records: tuple[RequestRecord, ...]) -> tuple[ReviewWarning, ...]:

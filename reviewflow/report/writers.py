@@ -11,7 +11,7 @@ from reviewflow.config import OutputSettings
 from reviewflow.errors import OutputError
 from reviewflow.fsutil import write_output
 from reviewflow.report.gitlab import build_code_quality
-from reviewflow.report.location import output_path
+from reviewflow.report.location import output_path, review_dir
 from reviewflow.report.markdown import render_markdown
 from reviewflow.report.outcome import ReviewOutcome, report_json
 from reviewflow.report.sarif import build_sarif
@@ -64,3 +64,22 @@ def write_reports(
     more = f" (and {len(others)} more)" if others else ""
     kept = f"; written: {', '.join(written.values())}" if written else ""
     return written, f"{first}{more}{kept}"
+
+
+def write_review_files(
+    outcome: ReviewOutcome, output: OutputSettings, home: Path, directory: Path | None = None
+) -> tuple[ReviewOutcome, dict[str, str], str | None, Path]:
+    """Name the review and write its report files (`write_reports`) in its directory (`review_dir`;
+    `directory`, when given, is one named before): the outcome with its final review ID, what
+    was written, why one could not be, and the directory."""
+    if directory is None:
+        directory, review_id = review_dir(
+            home,
+            outcome.metadata.repository,
+            outcome.review_id,
+            output.report_dir,
+            create=needs_directory(output),  # no empty directory when every report is elsewhere
+        )
+        outcome = outcome.model_copy(update={"review_id": review_id})
+    written, failure = write_reports(outcome, output, directory)
+    return outcome, written, failure, directory

@@ -40,7 +40,7 @@ class ScriptedReviewer:
 
     def __call__(self, record: RecordedRequest) -> Reply:
         text = json.dumps(record.body, ensure_ascii=False)
-        stage = next((name for name, mark in STAGE_MARKERS.items() if mark in text), "main")
+        stage = stage_of(text)
         with self._lock:
             self.stages[stage] += 1
         if stage == "plan":
@@ -65,6 +65,11 @@ class ScriptedReviewer:
         if rounds == 1 and self.findings[path]:
             return ToolCalls(*(Call("code_comment", {"finding": f}) for f in self.findings[path]))
         return ToolCalls(Call("task_done", {}))
+
+
+def stage_of(text: str) -> str:
+    """The stage a request (its JSON body as text) comes from: a STAGE_MARKERS key, or main."""
+    return next((name for name, mark in STAGE_MARKERS.items() if mark in text), "main")
 
 
 def assistant_turns(record: RecordedRequest) -> int:

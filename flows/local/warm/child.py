@@ -3,9 +3,11 @@
 The child takes the CLI's stdin, stdout, stderr, working directory, argv, umask and environment
 (the key arrives only there) and runs the review as the CLI would have, then reports its exit
 code. From the moment it replies `taken`, a thread watches the connection: the CLI's Ctrl-C and
-SIGTERM arrive there, and its end (the CLI killed, or a second Ctrl-C) stops this child at once,
-however it ended (a reset as well as an orderly close). Its crash dump (faulthandler) and one
-line about its end go to the warm process's log.
+SIGTERM arrive there and are raised here, where `reviewflow.cancel` handles them as in a CLI
+process (a cancel whose review ends by force still sends exit 130 first); and the connection's
+end (the CLI killed, or a second Ctrl-C) stops this child at once, however it ended (a reset as
+well as an orderly close). Its crash dump (faulthandler) and one line about its end go to the
+warm process's log.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from dataclasses import dataclass
 from typing import Any, NoReturn, TextIO
 
 from flows.local.warm.client import DECLINED, TAKEN
+from reviewflow import cancel
+from reviewflow.cancel import EXIT_CODE
 
 INTERNAL_ERROR = (
     "reviewflow: error: internal error in the warm review process: {what} (details: {log})\n"
@@ -61,12 +65,35 @@ def run_child(
     log_path: str,
 ) -> NoReturn:
     """One review: take over the CLI's process context, run the CLI, report the exit code."""
-    for sig in (signal.SIGCHLD, signal.SIGTERM):  # git's exit codes, and a plain SIGTERM
-        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)  # git's exit codes
+    cancel.install(before_exit=lambda: conn.sendall(f"{EXIT_CODE}\n".encode()))
     listener.close()
     log = os.fdopen(os.dup(2), "w", buffering=1)  # the warm process's log, before stderr's swap
     faulthandler.enable(log, all_threads=True)
     done = threading.Event()
+    with cancel.deferred():  # a signal before the review is this process's: cancelled then
+        header, forked = _take(conn, adopt, done, log)
+    code = 2
+    try:
+        code = _run(cli, header["argv"], forked)
+    except KeyboardInterrupt:  # before the CLI ran (or after it returned)
+        cancel.announce()
+        code = EXIT_CODE
+    except BaseException as exc:  # noqa: BLE001 - the child must report a code, whatever happened
+        traceback.print_exc(file=log)
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(INTERNAL_ERROR.format(what=type(exc).__name__, log=log_path))
+    done.set()
+    _record(log, code)
+    with contextlib.suppress(OSError):
+        conn.sendall(f"{code}\n".encode())
+    os._exit(code)
+
+
+def _take(
+    conn: socket.socket, adopt: Callable[[], None], done: threading.Event, log: TextIO
+) -> tuple[dict[str, Any], ForkedReview]:
+    """Receive the hand-over, say `taken`, watch the connection, become the CLI's process."""
     conn.settimeout(None)
     reader = conn.makefile("rb")
     try:
@@ -79,19 +106,8 @@ def run_child(
     forked = ForkedReview(adopt, lambda: _decline(conn, done, STOP_EXIT))
     if not _enter(fds.pop()):
         _decline(conn, done, DECLINED_EXIT)  # the CLI process says why, as it would anyway
-    code = 2
-    try:
-        _adopt(header, fds)
-        code = _run(cli, header["argv"], forked)
-    except BaseException as exc:  # noqa: BLE001 - the child must report a code, whatever happened
-        traceback.print_exc(file=log)
-        with contextlib.suppress(OSError, ValueError):
-            sys.stderr.write(INTERNAL_ERROR.format(what=type(exc).__name__, log=log_path))
-    done.set()
-    _record(log, code)
-    with contextlib.suppress(OSError):
-        conn.sendall(f"{code}\n".encode())
-    os._exit(code)
+    _adopt(header, fds)
+    return header, forked
 
 
 def _receive(conn: socket.socket, reader: io.BufferedReader) -> tuple[dict[str, Any], list[int]]:
@@ -170,11 +186,14 @@ def _watch(reader: io.BufferedReader, done: threading.Event) -> None:
 def _run(cli: CliMain, argv: list[str], forked: ForkedReview) -> int:
     """The CLI, then what the interpreter's exit would do (Prefect drains its workers)."""
     try:
+        cancel.check()  # a signal that came during the hand-over
         code = cli(argv[1:], forked)
     except SystemExit as exc:  # argparse: --help, a bad flag
         code = _exit_code(exc)
     except KeyboardInterrupt:
-        code = 130
+        cancel.announce()
+        code = EXIT_CODE
+    cancel.finish()  # the review is over: a signal no longer cuts anything
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()

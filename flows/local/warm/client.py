@@ -6,7 +6,8 @@ JSON header (arguments, environment, umask, stdio encodings); the child that tak
 before both checks of `flows.local.warm.sockets` pass: a private socket directory, and a warm
 process of this uid at the other end. Ctrl-C and SIGTERM are forwarded from the first moment
 (one that comes before `taken` is sent right after the header); a second one ends the hand-over
-at once: the connection closes, which stops the child too.
+at once: the connection closes, which stops the child too. So does a child that has not ended
+`reviewflow.cancel.GRACE_S` (and a second) after the first: the CLI exits 130 all the same.
 
 No Prefect import here: the hand-over path must stay as cheap as the CLI's own start.
 """
@@ -19,6 +20,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -29,16 +31,19 @@ from flows.local.process import read_state
 from flows.local.settings import prefect_home
 from flows.local.warm.sockets import install_key, peer_uid, private_dir_problem
 from flows.local.warm.state import WarmState, current, read_warm, stop_warm, write_warm
+from reviewflow import cancel
+from reviewflow.cancel import CANCELLED_LINE, EXIT_CODE, GRACE_S
 
 ENDED_UNEXPECTEDLY = (
     "reviewflow: error: the review ended unexpectedly in the warm review process (crashed or "
     "killed); see {log}\n"
 )
-CANCELLED = "reviewflow: cancelled\n"
+CANCELLED = f"{CANCELLED_LINE}\n"
 NOTE = "reviewflow: note: {what}\n"
 TAKEN = b"taken\n"  # a child's first reply: the review is its own from here on
 DECLINED = b"declined\n"  # instead of an exit code: nothing was done, the CLI runs the review
 _TAKEN_TIMEOUT_S = 15.0  # a fork takes milliseconds; a stopped or hung warm process: run here
+_CHILD_GRACE_S = GRACE_S + 1.0  # a cancelled child ends within GRACE_S: then the CLI stops waiting
 _CWD_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY  # O_PATH: search right only
 
 
@@ -113,7 +118,8 @@ class _Abandoned(Exception):
 
 class _Forwarder:
     """The CLI's signal handler during a hand-over: the first Ctrl-C or SIGTERM is sent to the
-    child (kept until the header is sent, if it comes before), the second ends the hand-over."""
+    child (kept until the header is sent, if it comes before), the second ends the hand-over;
+    so does a child that is still at it `_CHILD_GRACE_S` after the first."""
 
     def __init__(self, conn: socket.socket) -> None:
         self.conn = conn
@@ -132,6 +138,14 @@ class _Forwarder:
             self._send(line)
         else:
             self.pending.append(line)
+        backstop = threading.Timer(_CHILD_GRACE_S, self._end)
+        backstop.daemon = True
+        backstop.start()
+
+    def _end(self) -> None:
+        """Stop waiting for the child: the CLI's read ends, the child finds its CLI gone."""
+        with contextlib.suppress(OSError):
+            self.conn.shutdown(socket.SHUT_RDWR)
 
     def start(self) -> None:
         """The header is sent: forward from now on (and what came before)."""
@@ -144,12 +158,9 @@ class _Forwarder:
             self.conn.sendall(line)
 
     def cancelled(self) -> int:
-        """The hand-over ended by a signal: die of SIGTERM as the child did, or exit 130."""
-        if self.received[-1] == signal.SIGTERM:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGTERM)
-        sys.stderr.write(CANCELLED)
-        return 130
+        """The hand-over ended by a signal (Ctrl-C and SIGTERM alike): exit 130."""
+        cancel.announce()
+        return EXIT_CODE
 
 
 def _converse(conn: socket.socket, argv: Sequence[str], log: Path) -> int | None:

@@ -1,0 +1,178 @@
+"""Cancelling a review by signal: Ctrl-C (SIGINT) and SIGTERM alike, exit 130.
+
+The command line calls `install()` before anything else. The first signal cancels: every
+listener is told at once (a review's provider pools stop sending, so no model request goes out
+after it), and KeyboardInterrupt is raised in the main thread where the code may be cut: outside
+a `deferred()` region, or inside an `interruptible()` one within it. The review flow defers (an
+exception must never land inside Prefect's engine) and waits for its stages in interruptible
+places; a deferred cancel is raised there, or read with `requested()`. The second signal means
+now: `reviewflow: cancelled` and exit 130 at once. Whatever else happens, a watchdog ends the
+process `GRACE_S` after the first signal (a hang somewhere must not outlive a cancel).
+
+Signal handlers run in the main thread only; listeners must be quick and take no lock the main
+thread may hold (a pool only sets a flag).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from types import FrameType
+from typing import NoReturn
+
+EXIT_CODE = 130
+CANCELLED_LINE = "reviewflow: cancelled"
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+GRACE_S = 4.0  # the watchdog: the first signal ends the process within this, whatever happens
+
+
+class Canceller:
+    """One process's cancellation state (see the module); `CANCEL` is the process's own."""
+
+    def __init__(self, grace: float | None = GRACE_S) -> None:
+        self.grace = grace  # None: no watchdog
+        self.received: list[int] = []
+        self.interruptible = True
+        self.installed = False
+        self.before_exit: Callable[[], None] | None = None  # a forced exit does this first
+        self._listeners: dict[int, Callable[[], None]] = {}
+        self._ids = itertools.count()
+        self._announced = False
+
+    def install(self, before_exit: Callable[[], None] | None = None) -> None:
+        """Handle SIGINT and SIGTERM in this process (from the main thread)."""
+        self.before_exit = before_exit
+        for sig in SIGNALS:
+            signal.signal(sig, self.handle)
+        self.installed = True
+
+    def reclaim_sigterm(self) -> None:
+        """SIGTERM back to this handler, if installed: Prefect's flow engine puts its own in
+        place for a flow run, which would end the run as crashed instead of cancelled."""
+        if self.installed and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, self.handle)
+
+    def handle(self, signum: int, frame: FrameType | None) -> None:
+        """The signal handler: the first signal cancels, the second exits now."""
+        self.received.append(signum)
+        if len(self.received) > 1:
+            self.exit_now()
+        for listener in list(self._listeners.values()):
+            listener()
+        if self.grace is not None:
+            timer = threading.Timer(self.grace, self.exit_now)
+            timer.daemon = True
+            timer.start()
+        if self.interruptible:
+            raise KeyboardInterrupt
+
+    def requested(self) -> bool:
+        return bool(self.received)
+
+    def check(self) -> None:
+        """Raise KeyboardInterrupt if a cancel was requested (and deferred)."""
+        if self.received:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def deferred(self) -> Iterator[None]:
+        """A signal here only records the cancel (and tells the listeners)."""
+        previous, self.interruptible = self.interruptible, False
+        try:
+            yield
+        finally:
+            self.interruptible = previous
+
+    @contextlib.contextmanager
+    def interruptible_region(self) -> Iterator[None]:
+        """A signal here (or one deferred before) raises KeyboardInterrupt."""
+        previous, self.interruptible = self.interruptible, True
+        try:
+            self.check()
+            yield
+        finally:
+            self.interruptible = previous
+
+    def finish(self) -> None:
+        """The review is reported (or the command over): a signal from now on cuts nothing
+        (the watchdog still ends a process that does not end by itself)."""
+        self.interruptible = False
+
+    def listen(self, listener: Callable[[], None]) -> int:
+        """Call `listener()` on the first signal; returns the key that `unlisten` takes."""
+        key = next(self._ids)
+        self._listeners[key] = listener
+        return key
+
+    def unlisten(self, key: int) -> None:
+        self._listeners.pop(key, None)
+
+    def announce(self, detail: str = "") -> None:
+        """`reviewflow: cancelled` (and `detail`) on stderr: the command's last line."""
+        self._announced = True
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(f"{CANCELLED_LINE}{detail}\n")
+            sys.stderr.flush()
+
+    def exit_now(self) -> NoReturn:
+        """End the process at once, as cancelled: no clean-up, no waiting for threads. The line
+        goes to the descriptor itself (a signal handler or the watchdog must not touch
+        sys.stderr's buffer), unless the command said it already."""
+        if not self._announced:
+            self._announced = True
+            with contextlib.suppress(OSError):
+                os.write(2, f"{CANCELLED_LINE}\n".encode())
+        if self.before_exit is not None:
+            with contextlib.suppress(OSError):
+                self.before_exit()
+        os._exit(EXIT_CODE)
+
+
+CANCEL = Canceller()  # this process's (tests put another in its place)
+
+
+def install(before_exit: Callable[[], None] | None = None) -> None:
+    """Make the first SIGINT or SIGTERM cancel this process's review, the second end it now."""
+    CANCEL.install(before_exit)
+
+
+def reclaim_sigterm() -> None:
+    CANCEL.reclaim_sigterm()
+
+
+def requested() -> bool:
+    """True once this process was told to cancel (by a signal, with `install`)."""
+    return CANCEL.requested()
+
+
+def check() -> None:
+    CANCEL.check()
+
+
+def deferred() -> contextlib.AbstractContextManager[None]:
+    return CANCEL.deferred()
+
+
+def interruptible() -> contextlib.AbstractContextManager[None]:
+    return CANCEL.interruptible_region()
+
+
+def finish() -> None:
+    CANCEL.finish()
+
+
+def listen(listener: Callable[[], None]) -> int:
+    return CANCEL.listen(listener)
+
+
+def unlisten(key: int) -> None:
+    CANCEL.unlisten(key)
+
+
+def announce(detail: str = "") -> None:
+    CANCEL.announce(detail)

@@ -1,0 +1,112 @@
+"""`reviewflow.cancel`: the first signal cancels (raised where the code may be cut, recorded
+where it may not), the second exits now, a watchdog ends whatever hangs; a cancelled review's
+provider pool sends nothing more."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from reviewflow import cancel
+from reviewflow.cancel import Canceller
+from reviewflow.errors import PermanentProviderError
+from reviewflow.providers.messages import ModelRequest, UserMessage
+from reviewflow.providers.pool import ProviderPool
+from tests.wire_server import Text, WireServer
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def canceller(monkeypatch: pytest.MonkeyPatch) -> Iterator[Canceller]:
+    """This process's cancellation state, replaced by one without a watchdog or handlers."""
+    fresh = Canceller(grace=None)
+    monkeypatch.setattr(cancel, "CANCEL", fresh)
+    yield fresh
+
+
+def test_the_first_signal_raises_where_the_code_may_be_cut(canceller: Canceller) -> None:
+    told: list[str] = []
+    canceller.listen(lambda: told.append("pool"))
+    with pytest.raises(KeyboardInterrupt):
+        canceller.handle(signal.SIGTERM, None)
+    assert told == ["pool"] and cancel.requested()
+
+
+def test_a_deferred_signal_is_raised_where_the_flow_waits(canceller: Canceller) -> None:
+    reached = []
+    with cancel.deferred():
+        canceller.handle(signal.SIGINT, None)  # inside Prefect's engine, say: only recorded
+        reached.append("after the signal")
+        with pytest.raises(KeyboardInterrupt), cancel.interruptible():
+            reached.append("never")
+    assert reached == ["after the signal"]
+    assert canceller.interruptible  # outside the deferred region again
+
+
+def test_interruptible_regions_are_free_until_a_cancel(canceller: Canceller) -> None:
+    with cancel.deferred(), cancel.interruptible():
+        pass
+    cancel.check()
+    canceller.finish()  # the review is reported: a signal is only recorded now
+    canceller.handle(signal.SIGINT, None)
+    assert cancel.requested()
+
+
+def test_a_pool_sends_nothing_once_cancelled(canceller: Canceller, wire: WireServer) -> None:
+    wire.script("openai", [Text("first")])
+    request = ModelRequest(messages=(UserMessage(content="hi"),))
+    with ProviderPool(wire.settings("openai"), 1) as pool:
+        assert pool.complete(request).text == "first"
+        with cancel.deferred():
+            canceller.handle(signal.SIGINT, None)
+        with pytest.raises(PermanentProviderError, match="is closed"):
+            pool.complete(request)
+    assert len(wire.requests()) == 1
+
+
+_SECOND_SIGNAL = """
+import os, signal, sys, time
+from reviewflow import cancel
+cancel.install()
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(5)
+except KeyboardInterrupt:
+    print("cancelling", flush=True)
+    with cancel.deferred():
+        os.kill(os.getpid(), signal.SIGTERM)  # the second: now, even where the first waits
+        time.sleep(5)
+print("never")
+"""
+
+_WATCHDOG = """
+import os, signal, time
+from reviewflow import cancel
+cancel.CANCEL.grace = 0.5
+cancel.install()
+with cancel.deferred():
+    os.kill(os.getpid(), signal.SIGTERM)
+    print("cancelled", flush=True)
+    time.sleep(30)  # a hang the cancel cannot cut
+print("never")
+"""
+
+
+@pytest.mark.parametrize(
+    ("program", "out"), [(_SECOND_SIGNAL, "cancelling\n"), (_WATCHDOG, "cancelled\n")]
+)
+def test_the_second_signal_and_the_watchdog_exit_130_at_once(program: str, out: str) -> None:
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=60,
+        check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout, done.stderr) == (130, out, "reviewflow: cancelled\n")
+    assert time.monotonic() - started < 30  # neither sleep ran out
