@@ -130,9 +130,10 @@ def test_in_a_model_stage(reviews: WarmReviews, warm_pid: int, stage: str, kind:
 def test_in_a_retrys_delay(reviews: WarmReviews, warm_pid: int, kind: str) -> None:
     """A 500, retried by Prefect 2 s later: the retry is never sent."""
     reviews.reviewer.fail_once = True
+    left = reviews.wire.in_flight  # hanging requests of earlier tests, abandoned by their review
     run = reviews.start()
     run.wait_for(
-        lambda: reviews.reviewer.failed.is_set() and reviews.wire.in_flight == 0, "the 500"
+        lambda: reviews.reviewer.failed.is_set() and reviews.wire.in_flight <= left, "the 500"
     )
     assert_cancelled(run.interrupt(KINDS[kind]), started=True)
 
