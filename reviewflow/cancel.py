@@ -112,8 +112,16 @@ class Canceller:
     def unlisten(self, key: int) -> None:
         self._listeners.pop(key, None)
 
+    def note(self, signals: list[int], *, announced: bool) -> None:
+        """Signals another handler took (a hand-over's): this process was cancelled, and a
+        further signal exits now; `announced`: the cancelled line was written (by the child)."""
+        self.received.extend(signals)
+        self._announced = self._announced or announced
+
     def announce(self, detail: str = "") -> None:
-        """`reviewflow: cancelled` (and `detail`) on stderr: the command's last line."""
+        """`reviewflow: cancelled` (and `detail`) on stderr: the command's last line, once."""
+        if self._announced:
+            return
         self._announced = True
         with contextlib.suppress(OSError, ValueError):
             sys.stderr.write(f"{CANCELLED_LINE}{detail}\n")
@@ -176,3 +184,7 @@ def unlisten(key: int) -> None:
 
 def announce(detail: str = "") -> None:
     CANCEL.announce(detail)
+
+
+def note(signals: list[int], *, announced: bool) -> None:
+    CANCEL.note(signals, announced=announced)

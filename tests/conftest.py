@@ -23,6 +23,8 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
     p for p in (_GUARD_DIR, os.environ.get("PYTHONPATH", "")) if p
 )
 
+from reviewflow import cancel  # noqa: E402
+from reviewflow.cancel import Canceller  # noqa: E402
 from tests.gitutil import GitRepo  # noqa: E402
 from tests.netguard import netguard  # noqa: E402
 from tests.wire_server import WireServer  # noqa: E402
@@ -74,6 +76,15 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     netguard.BLOCKED.clear()
     yield
     assert not netguard.BLOCKED, netguard.BLOCKED
+
+
+@pytest.fixture(autouse=True)
+def canceller(monkeypatch: pytest.MonkeyPatch) -> Canceller:
+    """This process's cancellation state (`reviewflow.cancel`), new for each test, without a
+    watchdog: a cancel a test causes (a hand-over's signal, say) ends with it."""
+    fresh = Canceller(grace=None)
+    monkeypatch.setattr(cancel, "CANCEL", fresh)
+    return fresh
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,14 +20,6 @@ from reviewflow.providers.pool import ProviderPool
 from tests.wire_server import Text, WireServer
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def canceller(monkeypatch: pytest.MonkeyPatch) -> Iterator[Canceller]:
-    """This process's cancellation state, replaced by one without a watchdog or handlers."""
-    fresh = Canceller(grace=None)
-    monkeypatch.setattr(cancel, "CANCEL", fresh)
-    yield fresh
 
 
 def test_the_first_signal_raises_where_the_code_may_be_cut(canceller: Canceller) -> None:

@@ -29,7 +29,7 @@ def run(argv: Sequence[str] | None = None) -> NoReturn:
         cancel.announce()
         code = EXIT_CODE
     cancel.finish()  # the command is over: a signal now no longer cuts anything
-    if cancel.requested() and code == EXIT_CODE:
+    if cancel.requested():  # no interpreter clean-up: its end would let a signal kill it
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()

@@ -33,6 +33,7 @@ from flows.local.warm.sockets import (
     private_dir_problem,
     socket_path,
 )
+from reviewflow import cancel
 
 
 def test_the_manifest_sees_an_edit_an_upgrade_and_a_new_file_but_not_a_byte_code_cache(
@@ -226,12 +227,31 @@ def test_a_ctrl_c_before_taken_is_forwarded_once_the_header_is_sent(
     assert capsys.readouterr().err == ""
 
 
-def test_a_second_ctrl_c_ends_the_hand_over_and_the_childs_connection(
+@pytest.mark.parametrize(
+    ("child_says", "err"),
+    [
+        ([b"130\n"], ""),  # the child exits at once and writes the line itself
+        ([], warm_client.CANCELLED),  # a child that does not: the CLI ends it, and says so
+    ],
+)
+def test_a_second_ctrl_c_is_the_childs_to_end_at_once_else_the_hand_over_ends(
+    child_says: list[bytes],
+    err: str,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    fake = FakeChild([warm_client.TAKEN, _interrupt(2)])
+    fake = FakeChild([warm_client.TAKEN, _interrupt(2), *child_says])
     assert fake.converse() == 130
-    assert fake.heard == b"int\n"  # the first was forwarded; then the connection ended
+    assert fake.heard == b"int\nint\n"  # both forwarded
+    assert capsys.readouterr().err == err
+    assert cancel.requested()  # a third signal, to the CLI's own handler, exits at once
+
+
+def test_a_second_ctrl_c_before_taken_ends_the_hand_over(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    fake = FakeChild([_interrupt(2)])
+    assert fake.converse() == 130
+    assert fake.heard == b"int\n"  # no child took it: the hand-over ended at the second
     assert capsys.readouterr().err == warm_client.CANCELLED
 
 

@@ -5,9 +5,11 @@ JSON header (arguments, environment, umask, stdio encodings); the child that tak
 `taken`, then the exit code (or `declined`: the CLI runs the review itself). Nothing is sent
 before both checks of `flows.local.warm.sockets` pass: a private socket directory, and a warm
 process of this uid at the other end. Ctrl-C and SIGTERM are forwarded from the first moment
-(one that comes before `taken` is sent right after the header); a second one ends the hand-over
-at once: the connection closes, which stops the child too. So does a child that has not ended
-`reviewflow.cancel.GRACE_S` (and a second) after the first: the CLI exits 130 all the same.
+(one that comes before `taken` is sent right after the header). A second one is forwarded too
+(the child exits 130 at once, and says so) when a child has the review; before that, or when the
+child has not answered 0.5 s later, it ends the hand-over: the connection closes, which stops the
+child too. So does a child that has not ended `reviewflow.cancel.GRACE_S` (and a second) after
+the first: the CLI exits 130 all the same.
 
 No Prefect import here: the hand-over path must stay as cheap as the CLI's own start.
 """
@@ -44,6 +46,7 @@ TAKEN = b"taken\n"  # a child's first reply: the review is its own from here on
 DECLINED = b"declined\n"  # instead of an exit code: nothing was done, the CLI runs the review
 _TAKEN_TIMEOUT_S = 15.0  # a fork takes milliseconds; a stopped or hung warm process: run here
 _CHILD_GRACE_S = GRACE_S + 1.0  # a cancelled child ends within GRACE_S: then the CLI stops waiting
+_NOW_S = 0.5  # after a second signal, the child's exit code is waited for this long at most
 _CWD_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY  # O_PATH: search right only
 
 
@@ -126,19 +129,22 @@ class _Forwarder:
         self.received: list[int] = []
         self.pending: list[bytes] = []
         self.ready = False
+        self.taken = False
 
     def __call__(self, signum: int, frame: FrameType | None) -> None:
         self.received.append(signum)
-        if len(self.received) == 2:
-            raise _Abandoned
         if len(self.received) > 2:
             return  # the hand-over is being ended already
+        if len(self.received) == 2 and not self.taken:
+            raise _Abandoned  # no child has the review yet: nothing to wait for
         line = b"int\n" if signum == signal.SIGINT else b"term\n"
         if self.ready:
             self._send(line)
         else:
             self.pending.append(line)
-        backstop = threading.Timer(_CHILD_GRACE_S, self._end)
+        # The child ends within its grace after the first signal, at once after the second
+        # (it says its exit code first, so its cancelled line is the only one).
+        backstop = threading.Timer(_CHILD_GRACE_S if len(self.received) == 1 else _NOW_S, self._end)
         backstop.daemon = True
         backstop.start()
 
@@ -180,8 +186,18 @@ def _converse(conn: socket.socket, argv: Sequence[str], log: Path) -> int | None
             conn.shutdown(socket.SHUT_RDWR)
     finally:
         os.close(cwd)
+        if forwarder.received:  # a further signal, to this process's own handler: exit now
+            cancel.note(forwarder.received, announced=False)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    code = _exit_code(reply, forwarder, log)
+    if forwarder.received and code == EXIT_CODE:  # the child wrote the cancelled line
+        cancel.note([], announced=True)
+    return code
+
+
+def _exit_code(reply: bytes | None, forwarder: _Forwarder, log: Path) -> int | None:
+    """The child's exit code from its `reply`; None when no child took the review."""
     if reply is None or reply == DECLINED or reply == b"abandoned":
         return forwarder.cancelled() if forwarder.received else None
     try:
@@ -217,6 +233,7 @@ def _exchange(
         conn.settimeout(_TAKEN_TIMEOUT_S)
         if reader.readline() != TAKEN:
             return None
+        forwarder.taken = True
     except OSError:  # a timeout too: closing the connection stops a child that starts late
         return None
     conn.settimeout(None)
