@@ -39,9 +39,13 @@ def entry(argv: Sequence[str] | None = None) -> int:
     early: EarlyStart | None = None
     if needs_server(args, os.environ):
         early = begin_server(home_dir(os.environ), os.environ)
-    from flows.cli.main import main
+    try:
+        from flows.cli.main import main
 
-    return main(args, early=early)
+        return main(args, early=early)
+    finally:
+        if early is not None:  # a CI run's server must not outlive it, even one never used
+            early.abandon(keep=not (ci_variables(os.environ) or "--no-server-reuse" in args))
 
 
 def needs_server(args: Sequence[str], env: Mapping[str, str]) -> bool:

@@ -136,7 +136,13 @@ def ensure_api(
             preloader.settle()  # the interpreter's exit must not cut Prefect's import short
             raise
         target.stop_at_end = started and not keep
-    preloader.finish(target.env)
+    try:
+        preloader.finish(target.env)  # a cancel while Prefect's import ends: not yet a target
+    except BaseException:
+        if target.stop_at_end and target.home is not None and target.state is not None:
+            with locked(target.home):
+                ask_to_stop(target.home, target.state)
+        raise
     return target
 
 
@@ -164,7 +170,7 @@ def _ensure_server(
     home, version = target.home, prefect_version()
     with early.lock if early is not None else locked(home):
         if early is not None:
-            booting = early.booting
+            early.taken, booting = True, early.booting
         else:
             old = read_state(home)
             reused = _reusable(home, old, version)
@@ -234,6 +240,16 @@ class EarlyStart:
 
     booting: Booting
     lock: contextlib.ExitStack
+    taken: bool = False  # `ensure_api` waited for it: the server is its run's from then on
+
+    def abandon(self, *, keep: bool) -> None:
+        """The command ended before `ensure_api` took the server (a cancel, an error in its
+        input): a server the run would not have kept (CI, `--no-server-reuse`) is asked to
+        stop; a reusable one is left to boot, for the next run. The lock is released."""
+        if not self.taken and not keep:
+            with contextlib.suppress(OSError):
+                ask_to_stop(self.booting.log.parent, self.booting.state)  # the log is in its home
+        self.lock.close()
 
 
 def begin_server(home: Path, env: Mapping[str, str]) -> EarlyStart | None:
