@@ -61,6 +61,7 @@ class ApiTarget:
     inherited: dict[str, str] = field(default_factory=dict)  # what a restarted server gets
     state: ServerState | None = None
     stop_at_end: bool = False
+    forced: int | None = None  # `stopped_if_forced`'s key while the server is stopped at the end
 
     def close(self) -> None:
         """Stop the server if this run started it for itself (CI, `--no-server-reuse`); a
@@ -75,6 +76,8 @@ class ApiTarget:
                     stop_process(self.state)
                     forget_state(self.home, self.state.instance)
             self.stop_at_end = False
+        if self.forced is not None:
+            cancel.unlisten(self.forced)
 
     def __enter__(self) -> ApiTarget:
         return self
@@ -94,6 +97,12 @@ def drain_prefect(timeout: float = _DRAIN_S) -> None:
 
     for worker in (EventsWorker, APILogWorker):
         worker.drain_all(timeout=timeout)
+
+
+def stopped_if_forced(state: ServerState) -> int:
+    """A server this run stops at its end is sent SIGTERM should the process be ended at once
+    (a second signal, the watchdog): it must not outlive a CI run. The key for `unlisten`."""
+    return cancel.at_forced_exit(lambda: stop_process(state, grace=0, kill=False))
 
 
 def ask_to_stop(home: Path, state: ServerState) -> None:
@@ -179,6 +188,8 @@ def _ensure_server(
                 return False
             booting = _respawn(home, env, idle_minutes, old)
         _client_env(target, booting.state)
+        if not keep:
+            target.forced = stopped_if_forced(booting.state)
         if on_url is not None:
             on_url(target.env)
         try:
