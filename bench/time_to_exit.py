@@ -92,9 +92,10 @@ class Bench(Reviews):
 
     def point(
         self, mode: str, name: str, kind: str, reach: Callable[[Run], Callable[[], bool]],
-        *flags: str, home: Path | None = None, drain: Path | None = None,
+        *flags: str, home: Path | None = None, drain: Path | None = None, fail_once: bool = False,
     ) -> None:  # fmt: skip
         self.reset()
+        self.reviewer.fail_once = fail_once
         if mode == "warm":
             self.ensure_warm()
         extra = {"REVIEWFLOW_HOME": str(home)} if home is not None else {}
@@ -124,9 +125,8 @@ def points(bench: Bench, mode: str, kind: str, template: Path) -> None:
     def retry(run: Run) -> Callable[[], bool]:
         return lambda: bench.reviewer.failed.is_set() and bench.wire.in_flight <= left
 
-    left = bench.wire.in_flight
-    bench.reviewer.fail_once = True
-    bench.point(mode, "retry delay", kind, retry)
+    left = bench.wire.in_flight  # hanging requests of earlier points, abandoned by their review
+    bench.point(mode, "retry delay", kind, retry, fail_once=True)
     fifo = bench.root / f"report-{mode}-{kind}.md"
     os.mkfifo(fifo, 0o600)
     bench.point(
