@@ -41,6 +41,7 @@ class Canceller:
         self.installed = False
         self.before_exit: Callable[[], None] | None = None  # a forced exit does this first
         self._listeners: dict[int, Callable[[], None]] = {}
+        self._last: dict[int, Callable[[], None]] = {}  # a forced exit does these first
         self._ids = itertools.count()
         self._announced = False
 
@@ -111,6 +112,7 @@ class Canceller:
 
     def unlisten(self, key: int) -> None:
         self._listeners.pop(key, None)
+        self._last.pop(key, None)
 
     def note(self, signals: list[int], *, announced: bool) -> None:
         """Signals another handler took (a hand-over's): this process was cancelled, and a
@@ -135,10 +137,20 @@ class Canceller:
             self._announced = True
             with contextlib.suppress(OSError):
                 os.write(2, f"{CANCELLED_LINE}\n".encode())
+        for action in list(self._last.values()):
+            with contextlib.suppress(Exception):
+                action()
         if self.before_exit is not None:
             with contextlib.suppress(OSError):
                 self.before_exit()
         os._exit(EXIT_CODE)
+
+    def at_forced_exit(self, action: Callable[[], None]) -> int:
+        """Do `action()` (quick: a signal sent, never a wait) if the process is ended at once
+        (a second signal, the watchdog); returns the key that `unlisten` takes."""
+        key = next(self._ids)
+        self._last[key] = action
+        return key
 
 
 CANCEL = Canceller()  # this process's (tests put another in its place)
@@ -176,6 +188,10 @@ def finish() -> None:
 
 def listen(listener: Callable[[], None]) -> int:
     return CANCEL.listen(listener)
+
+
+def at_forced_exit(action: Callable[[], None]) -> int:
+    return CANCEL.at_forced_exit(action)
 
 
 def unlisten(key: int) -> None:

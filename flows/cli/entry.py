@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 
-from flows.local.api import EarlyStart, begin_server
+from flows.local.api import EarlyStart, begin_server, stopped_if_forced
 from flows.local.warm.client import hand_over
 from reviewflow import cancel
 from reviewflow.cancel import EXIT_CODE
@@ -39,9 +39,16 @@ def entry(argv: Sequence[str] | None = None) -> int:
     early: EarlyStart | None = None
     if needs_server(args, os.environ):
         early = begin_server(home_dir(os.environ), os.environ)
-    from flows.cli.main import main
+    keep = not (ci_variables(os.environ) or "--no-server-reuse" in args)
+    if early is not None and not keep:  # a CI run's server must not outlive it, even unused
+        stopped_if_forced(early.booting.state)
+    try:
+        from flows.cli.main import main
 
-    return main(args, early=early)
+        return main(args, early=early)
+    finally:
+        if early is not None:
+            early.abandon(keep=keep)
 
 
 def needs_server(args: Sequence[str], env: Mapping[str, str]) -> bool:

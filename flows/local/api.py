@@ -61,6 +61,7 @@ class ApiTarget:
     inherited: dict[str, str] = field(default_factory=dict)  # what a restarted server gets
     state: ServerState | None = None
     stop_at_end: bool = False
+    forced: int | None = None  # `stopped_if_forced`'s key while the server is stopped at the end
 
     def close(self) -> None:
         """Stop the server if this run started it for itself (CI, `--no-server-reuse`); a
@@ -75,6 +76,8 @@ class ApiTarget:
                     stop_process(self.state)
                     forget_state(self.home, self.state.instance)
             self.stop_at_end = False
+        if self.forced is not None:
+            cancel.unlisten(self.forced)
 
     def __enter__(self) -> ApiTarget:
         return self
@@ -94,6 +97,12 @@ def drain_prefect(timeout: float = _DRAIN_S) -> None:
 
     for worker in (EventsWorker, APILogWorker):
         worker.drain_all(timeout=timeout)
+
+
+def stopped_if_forced(state: ServerState) -> int:
+    """A server this run stops at its end is sent SIGTERM should the process be ended at once
+    (a second signal, the watchdog): it must not outlive a CI run. The key for `unlisten`."""
+    return cancel.at_forced_exit(lambda: stop_process(state, grace=0, kill=False))
 
 
 def ask_to_stop(home: Path, state: ServerState) -> None:
@@ -136,7 +145,13 @@ def ensure_api(
             preloader.settle()  # the interpreter's exit must not cut Prefect's import short
             raise
         target.stop_at_end = started and not keep
-    preloader.finish(target.env)
+    try:
+        preloader.finish(target.env)  # a cancel while Prefect's import ends: not yet a target
+    except BaseException:
+        if target.stop_at_end and target.home is not None and target.state is not None:
+            with locked(target.home):
+                ask_to_stop(target.home, target.state)
+        raise
     return target
 
 
@@ -164,7 +179,7 @@ def _ensure_server(
     home, version = target.home, prefect_version()
     with early.lock if early is not None else locked(home):
         if early is not None:
-            booting = early.booting
+            early.taken, booting = True, early.booting
         else:
             old = read_state(home)
             reused = _reusable(home, old, version)
@@ -173,6 +188,8 @@ def _ensure_server(
                 return False
             booting = _respawn(home, env, idle_minutes, old)
         _client_env(target, booting.state)
+        if not keep:
+            target.forced = stopped_if_forced(booting.state)
         if on_url is not None:
             on_url(target.env)
         try:
@@ -234,6 +251,16 @@ class EarlyStart:
 
     booting: Booting
     lock: contextlib.ExitStack
+    taken: bool = False  # `ensure_api` waited for it: the server is its run's from then on
+
+    def abandon(self, *, keep: bool) -> None:
+        """The command ended before `ensure_api` took the server (a cancel, an error in its
+        input): a server the run would not have kept (CI, `--no-server-reuse`) is asked to
+        stop; a reusable one is left to boot, for the next run. The lock is released."""
+        if not self.taken and not keep:
+            with contextlib.suppress(OSError):
+                ask_to_stop(self.booting.log.parent, self.booting.state)  # the log is in its home
+        self.lock.close()
 
 
 def begin_server(home: Path, env: Mapping[str, str]) -> EarlyStart | None:
