@@ -153,6 +153,12 @@ def test_while_the_reports_are_written(reviews: WarmReviews, warm_pid: int, kind
     run.wait_for(run.report_path.exists, "the JSON report")
     with contextlib.ExitStack() as draining:  # the Markdown report is read after the signal
         ended = run.interrupt(KINDS[kind], then=lambda: draining.enter_context(fifo_drained(fifo)))
+    if ended.code == 1 and not ended.stderr and kind != "SIGINT twice":
+        # The signal reaches the child through the CLI: under load the review may be reported
+        # (a cancel no longer cuts it) before it arrives. Then it ended as a whole review does.
+        assert ended.report is not None and ended.report["status"] == "complete"
+        assert ended.requests_after == 0
+        return
     if kind == "SIGINT twice" and ended.report and ended.report["status"] == "complete":
         ended.report = None  # the second signal came before it was written again: as it was
     assert_cancelled(ended, started=STARTED[kind])
