@@ -154,12 +154,12 @@ def stop_server(home: Path, *, force: bool = False) -> list[str]:
     for phome in homes:
         problem = unreadable(phome)
         if problem is not None:
-            failed.append(f"what runs for {phome}: {problem}")
+            failed.append(f"cannot stop what runs for {phome}: {problem}")
             continue
         _stop_warm(phome, stopped, failed)
         _stop_managed(phome, force, stopped, failed)
     if failed:
-        raise StopFailed(f"cannot stop {'; '.join(failed)}", stopped)
+        raise StopFailed("; ".join(failed), stopped)
     return stopped
 
 
@@ -246,7 +246,7 @@ def _stop_warm(phome: Path, stopped: list[str], failed: list[str]) -> None:
         try:
             warm = stop_warm(phome, state.install)
         except (ServerError, OSError) as exc:
-            failed.append(f"the warm review process (pid {state.pid}): {_why(exc)}")
+            failed.append(f"cannot stop the warm review process (pid {state.pid}): {_why(exc)}")
             continue
         if warm is not None:
             stopped.append(f"stopped the warm review process (pid {warm.pid})")
@@ -259,11 +259,12 @@ def _stop_managed(phome: Path, force: bool, stopped: list[str], failed: list[str
     if state is None:
         return
     name = f"the local Prefect server (pid {state.pid}) of {phome}"
+    what = f"cannot stop {name}"
     try:
         with locked(phome):
             late = running_reviews(phome)
             if late and not force:
-                failed.append(f"{name}: {refusal(late)}")
+                failed.append(f"cannot stop {name}: {refusal(late)}")
                 return
             failed += cancel_reviews(late)
             state = read_state(phome)
@@ -271,12 +272,12 @@ def _stop_managed(phome: Path, force: bool, stopped: list[str], failed: list[str
                 return
             running = is_ours(state)
             stop_process(state)
+            if running:
+                stopped.append(f"stopped (pid {state.pid}, Prefect {state.prefect_version or '?'})")
+            what = f"stopped {name}, but cannot remove its record"
             forget_state(phome, state.instance)
     except (ServerError, OSError) as exc:
-        failed.append(f"{name}: {_why(exc)}")
-        return
-    if running:
-        stopped.append(f"stopped (pid {state.pid}, Prefect {state.prefect_version or '?'})")
+        failed.append(f"{what}: {_why(exc)}")
 
 
 # The server `prepare` starts exits by itself after this long if `prepare` dies before it stops it.
