@@ -4,6 +4,8 @@ Each Prefect version has its own managed server (and Prefect home), each install
 process: `status` shows this install's server and warm process first, then whatever else runs
 under the same reviewflow home (other Prefect versions' servers, other installs' warm
 processes); `stop` stops all of them, so nothing of reviewflow runs for that home afterwards.
+While reviews run on them (`flows.local.reviews`), `stop` stops nothing; `stop --force` cancels
+them first. What cannot be read or stopped is one line (ServerError), never a traceback.
 """
 
 from __future__ import annotations
