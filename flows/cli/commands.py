@@ -78,7 +78,7 @@ def cmd_schema() -> int:
 
 
 def cmd_server(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    from flows.local.control import prepare_server, server_status, stop_server
+    from flows.local.control import StopFailed, prepare_server, server_status, stop_server
 
     if args.server_action == "status":
         sys.stdout.write(server_status(home_dir(env)).render())
@@ -86,7 +86,11 @@ def cmd_server(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     if args.server_action == "prepare":
         sys.stdout.write(prepare_server(home_dir(env), env).render())
         return 0
-    stopped = stop_server(home_dir(env))
+    try:
+        stopped = stop_server(home_dir(env), force=args.force)
+    except StopFailed as exc:  # what was stopped, then the one line on what was not
+        sys.stdout.write("".join(f"{line}\n" for line in exc.stopped))
+        raise
     sys.stdout.write("".join(f"{line}\n" for line in stopped) or "not running\n")
     return 0
 

@@ -239,13 +239,20 @@ def _add_server_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
         "versions' servers, other installs' warm processes).",
         "reviewflow server status",
     )
-    _sub_parser(
+    stop = _sub_parser(
         actions,
         "stop",
         "stop it now (the next review starts it again)",
         "Stop every managed server and warm review process of this reviewflow home (every "
-        "Prefect version and install); the next review starts what it needs again.",
-        "reviewflow server stop",
+        "Prefect version and install); the next review starts what it needs again. While "
+        "reviews run on them it stops nothing and names them (exit 2), unless --force.",
+        "reviewflow server stop\n  reviewflow server stop --force",
+    )
+    stop.add_argument(
+        "--force",
+        action="store_true",
+        help="cancel the reviews running on them first (each writes its reports as incomplete "
+        "and exits 130; waited for a few seconds), then stop",
     )
     _sub_parser(
         actions,

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from flows.cli.failures import log_to_file
 from flows.local.api import ApiTarget, EarlyStart, ensure_api, run_with_server
+from flows.local.reviews import ReviewRecord, managed_home
 from flows.local.settings import PrefectEnvironment
 from flows.local.warm.child import ForkedReview
 from flows.local.warm.launch import start_warm
@@ -144,12 +145,17 @@ def _review(
         )
         started = datetime.now(UTC)  # the review has started: a cancel from here on is reported
         try:
-            with local_api(args, config, request, env, early) as target:
+            with (
+                # recorded before the server's lock is taken: `server stop` sees it from then on
+                ReviewRecord(managed_home(Path(request.home), env), request.repo) as record,
+                local_api(args, config, request, env, early) as target,
+            ):
                 if forked is not None:  # Prefect was imported before this review's environment
                     forked.adopt_settings()
                 log_to_file("prefect", log)
                 run = run_with_server(target, lambda: _run_here(effective, config, scope, env))
                 cancel.finish()  # reported: a signal from now on no longer cancels it
+                record.close()  # done with the server: `server stop` no longer waits for it
                 if warm_ok and forked is None and target.state is not None:  # for the next review
                     start_warm(Path(request.home), os.environ, target.state, WARM_PROGRAM)
                 return _print_outcome(run, config, env)

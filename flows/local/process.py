@@ -70,7 +70,15 @@ _STOP_GRACE_S = 10.0
 
 
 class ServerError(ReviewError):
-    """The managed local Prefect server could not be started."""
+    """The managed local Prefect server could not be started (or stopped)."""
+
+
+class HomeUnusable(ServerError):
+    """A managed Prefect home whose lock cannot be taken: `path` could not be used (`reason`)."""
+
+    def __init__(self, message: str, path: Path, reason: str) -> None:
+        super().__init__(message)
+        self.path, self.reason = path, reason
 
 
 @dataclass(frozen=True)
@@ -121,9 +129,11 @@ def locked(home: Path, name: str = LOCK_FILE, *, wait: bool = True) -> Iterator[
         private_dirs(home)
         handle = open(home / name, "a+")  # noqa: SIM115 - closed below, after the lock
     except OSError as exc:
-        raise ServerError(
+        raise HomeUnusable(
             f"cannot use {home} as the local Prefect server's home: {exc.strerror} "
-            "(it lives under the reviewflow home; move what is there, or set PREFECT_API_URL)"
+            "(it lives under the reviewflow home; move what is there, or set PREFECT_API_URL)",
+            Path(exc.filename) if exc.filename else home,
+            exc.strerror or str(exc),
         ) from None
     with handle:
         try:
@@ -179,12 +189,25 @@ def stop_process(state: ServerState, grace: float = _STOP_GRACE_S, *, kill: bool
     for sig, wait in steps if kill else steps[:1]:
         if not is_ours(state):
             return
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(state.pid, sig)
+        signal_process(state.pid, sig)
         deadline = time.monotonic() + wait
         while is_ours(state) and time.monotonic() < deadline:
             _reap(state.pid)
             time.sleep(0.05)
+
+
+def signal_process(pid: int, sig: int) -> None:
+    """Send `sig` to `pid` (gone already: nothing to do); ServerError when not permitted (a
+    process of another user)."""
+    try:
+        _kill(pid, sig)
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        raise ServerError(f"not permitted to signal pid {pid} (another user's process?)") from None
+
+
+_kill = os.kill  # the one call that signals a managed process (tests make it fail with EPERM)
 
 
 def _reap(pid: int) -> None:

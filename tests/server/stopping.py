@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from flows.local.settings import prefect_home
+from flows.local.warm import state as warm
+from flows.local.warm.sockets import install_key
 from reviewflow.cancel import CANCELLED_LINE
 from tests.flows.reviewer import ScriptedReviewer, stage_of
 from tests.gitutil import GitRepo
@@ -50,7 +52,8 @@ _SIGTERM_BIT = 1 << (signal.SIGTERM - 1)
 
 
 class StopReviewer(ScriptedReviewer):
-    """`ScriptedReviewer` whose `hang` stage's requests wait; `fail_once`: a 500 first."""
+    """`ScriptedReviewer` whose `hang` stage's requests wait; `fail_once`: a 500 first. Set
+    `release` and they are answered as usual (and no later request waits)."""
 
     def __init__(self) -> None:
         super().__init__({BIG: [PLACED, ASTRAY]})
@@ -58,12 +61,15 @@ class StopReviewer(ScriptedReviewer):
         self.fail_once = False
         self.failed = threading.Event()
         self.hanging: list[str] = []
+        self.release = threading.Event()
 
     def __call__(self, record: RecordedRequest) -> Reply:
         stage = stage_of(json.dumps(record.body, ensure_ascii=False))
-        if stage == self.hang:
+        if stage == self.hang and not self.release.is_set():
             self.hanging.append(stage)
-            return Delay(120)
+            if self.release.wait(120):
+                return super().__call__(record)
+            return Delay(0)
         if stage == "main" and self.fail_once and not self.failed.is_set():
             self.failed.set()
             return HttpError(500)
@@ -144,9 +150,37 @@ class Reviews:
         return lambda: name in self.reviewer.hanging
 
     def reset(self) -> None:
-        self.reviewer.hang, self.reviewer.fail_once = None, False
-        self.reviewer.failed.clear()
-        self.reviewer.hanging.clear()
+        self.reviewer.release.set()  # requests still waiting are answered, to no one
+        self.reviewer = StopReviewer()
+        self.wire.respond("openai", self.reviewer)
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """A `reviewflow` command other than a review, to its end."""
+        return subprocess.run(
+            [sys.executable, "-m", "flows.cli", *args], cwd=self.root, env=self.env(),
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+
+
+class WarmReviews(Reviews):
+    """Reviews that a warm review process takes (one is started by a first review)."""
+
+    def warm_pid(self) -> int | None:
+        state = warm.read_warm(self.phome, install_key())
+        running = state is not None and state in warm.running_warm(self.phome)
+        log = Path(state.log) if state is not None else None
+        serving = log is not None and log.exists() and "serving on" in log.read_text()
+        return state.pid if running and serving and state is not None else None
+
+    def ensure_warm(self) -> int:
+        if self.warm_pid() is None:
+            self.reset()
+            done = self.review()
+            assert done.returncode == 1, done.stderr
+            assert eventually(lambda: self.warm_pid() is not None, within=240)
+        pid = self.warm_pid()
+        assert pid is not None
+        return pid
 
 
 class Run:

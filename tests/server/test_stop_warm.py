@@ -22,11 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from flows.local.warm import state as warm
-from flows.local.warm.sockets import install_key
 from tests.conftest import copy_prepared
 from tests.server.stopping import (
-    Reviews,
+    WarmReviews,
     assert_cancelled,
     children,
     connected_unix_socket,
@@ -41,25 +39,6 @@ KINDS = {"SIGINT": (INT,), "SIGTERM": (TERM,), "SIGINT twice": (INT, INT)}
 # A review that had started writes its report as cancelled, unless a second signal ends it
 # first: that one means now (either way, then).
 STARTED = {"SIGINT": True, "SIGTERM": True, "SIGINT twice": None}
-
-
-class WarmReviews(Reviews):
-    def warm_pid(self) -> int | None:
-        state = warm.read_warm(self.phome, install_key())
-        running = state is not None and state in warm.running_warm(self.phome)
-        log = Path(state.log) if state is not None else None
-        serving = log is not None and log.exists() and "serving on" in log.read_text()
-        return state.pid if running and serving and state is not None else None
-
-    def ensure_warm(self) -> int:
-        if self.warm_pid() is None:
-            self.reset()
-            done = self.review()
-            assert done.returncode == 1, done.stderr
-            assert eventually(lambda: self.warm_pid() is not None, within=240)
-        pid = self.warm_pid()
-        assert pid is not None
-        return pid
 
 
 @pytest.fixture(scope="module")
