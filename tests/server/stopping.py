@@ -295,6 +295,14 @@ def eventually(check: Callable[[], bool], within: float = 30.0) -> bool:
     return True
 
 
+def written_before(ended: Ended) -> Ended:
+    """`ended`, a second signal's end while the reports were written: a complete report there
+    was written before the signals (the second came before the cancel could write it again)."""
+    if ended.report is not None and ended.report["status"] == "complete":
+        ended.report = None
+    return ended
+
+
 def assert_cancelled(ended: Ended, *, started: bool | None, note: str = "") -> None:
     """Exit 130 within the bound, one line on stderr (never a traceback), no model request
     after the signal; the report (status incomplete, exit 130) when the review had `started`
