@@ -138,7 +138,7 @@ class Canceller:
             with contextlib.suppress(OSError):
                 os.write(2, f"{CANCELLED_LINE}\n".encode())
         for action in list(self._last.values()):
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(OSError):  # a signal to a process gone, or not ours
                 action()
         if self.before_exit is not None:
             with contextlib.suppress(OSError):

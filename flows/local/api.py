@@ -102,7 +102,12 @@ def drain_prefect(timeout: float = _DRAIN_S) -> None:
 def stopped_if_forced(state: ServerState) -> int:
     """A server this run stops at its end is sent SIGTERM should the process be ended at once
     (a second signal, the watchdog): it must not outlive a CI run. The key for `unlisten`."""
-    return cancel.at_forced_exit(lambda: stop_process(state, grace=0, kill=False))
+    return cancel.at_forced_exit(lambda: _signal_stop(state))
+
+
+def _signal_stop(state: ServerState) -> None:
+    with contextlib.suppress(ServerError):  # not ours to signal: nothing to do at a forced exit
+        stop_process(state, grace=0, kill=False)
 
 
 def ask_to_stop(home: Path, state: ServerState) -> None:
