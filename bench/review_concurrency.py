@@ -132,7 +132,7 @@ class Warm:
     where = "the warm review process's forked child (from warm.log)"
 
     def __init__(self, home: Path) -> None:
-        self.home, self.log = home, home / "prefect" / "warm.log"
+        self.home = home
 
     def review(self, args: list[str], env: dict[str, str]) -> float:
         seen = self._children()
@@ -144,16 +144,30 @@ class Warm:
             return math.nan
         return float(children[0].split("CPU ")[1].split()[0])
 
+    def _log(self) -> Path | None:
+        """The running warm process's log (None when none runs)."""
+        from flows.local.settings import prefect_home
+        from flows.local.warm import state as warm
+        from flows.local.warm.sockets import install_key
+
+        phome = prefect_home(self.home)
+        state = warm.read_warm(phome, install_key())
+        if state is None or state.off or state not in warm.running_warm(phome):
+            return None
+        return Path(state.log)
+
     def _children(self) -> list[str]:
-        if not self.log.exists():
+        log = self._log()
+        if log is None or not log.exists():
             return []
-        return [line for line in self.log.read_text().splitlines() if line.startswith("review pid")]
+        return [line for line in log.read_text().splitlines() if line.startswith("review pid")]
 
     def wait_ready(self) -> None:
         """Until the warm process accepts hand-overs (its imports take seconds after a run)."""
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
-            if (self.home / "prefect" / "warm.sock").exists():
+            log = self._log()
+            if log is not None and log.exists() and "serving on" in log.read_text():
                 return
             time.sleep(0.2)
         raise SystemExit("no warm process started")
