@@ -146,8 +146,8 @@ def ensure_api(
         keep = reuse and not ci
         try:
             started = _ensure_server(target, env, idle_minutes, preloader.begin, early, keep=keep)
-        except Exception:
-            preloader.settle()  # the interpreter's exit must not cut Prefect's import short
+        except Exception:  # a failure: the interpreter's exit must not cut Prefect's import
+            preloader.settle()  # short. A cancel is not waited for: it exits without that end
             raise
         target.stop_at_end = started and not keep
     try:

@@ -259,20 +259,17 @@ def handles_sigterm(pid: int) -> bool:
 
 def session_members(sid: int) -> list[int]:
     """Live processes (not zombies) of the session `sid`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) == sid and fields[0] != "Z":
-            found.append(int(entry.name))
-    return found
+    return _live(lambda fields: int(fields[3]) == sid)
 
 
 def children(pid: int) -> list[int]:
+    """Live child processes (not zombies) of `pid`."""
+    return _live(lambda fields: int(fields[1]) == pid)
+
+
+def _live(match: Callable[[list[str]], bool]) -> list[int]:
+    """The pids of live processes whose /proc stat fields (after the name: state, ppid, pgrp,
+    session, ...) `match`."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -281,7 +278,7 @@ def children(pid: int) -> list[int]:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[1]) == pid and fields[0] != "Z":
+        if fields[0] != "Z" and match(fields):
             found.append(int(entry.name))
     return found
 

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ from tests.conftest import copy_prepared
 from tests.flows.reviewer import ScriptedReviewer
 from tests.git.test_environment import hostile_git_env
 from tests.gitutil import GitRepo
+from tests.server.stopping import children, eventually
 from tests.server.test_local_server import _gone
 from tests.wire_server import Delay, RecordedRequest, Reply, WireServer
 
@@ -243,34 +244,12 @@ def other_install(setup: Setup) -> Install:
     return Install(os.pathsep.join([str(copy), str(deps)]))
 
 
-def _children(pid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                out.append(int(entry.name))
-    return out
-
-
 def _one_child(pid: int) -> int:
     deadline = time.monotonic() + 30
-    while not (children := _children(pid)) and time.monotonic() < deadline:
+    while not (forked := children(pid)) and time.monotonic() < deadline:
         time.sleep(0.1)
-    (child,) = children
+    (child,) = forked
     return child
-
-
-def _eventually(check: Callable[[], bool], within: float = 30.0) -> bool:
-    deadline = time.monotonic() + within
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
-    return True
 
 
 def _stable(text: str) -> str:
@@ -320,7 +299,7 @@ def test_a_review_handed_over_prints_and_writes_what_an_in_process_one_does(
     for cwd in ("b", "c"):
         assert [f["path"] for f in _report(tmp_path / cwd / "out")["findings"]] == [FAST]
     assert setup.warm_pid() == pid  # all handed over to the same process
-    assert _eventually(lambda: setup.served() == served + 3)
+    assert eventually(lambda: setup.served() == served + 3)
 
 
 def test_the_warm_process_never_holds_the_key_and_its_socket_is_private(setup: Setup) -> None:
@@ -347,11 +326,11 @@ def test_a_review_handed_over_with_other_prefect_settings_reads_them_again(
     verbose = setup.review(tmp_path, "--verbose")
     assert verbose.returncode == 1, verbose.stderr
     assert "Finished in state Completed()" in verbose.stderr
-    assert _eventually(lambda: setup.served() == served + 1)  # handed over
+    assert eventually(lambda: setup.served() == served + 1)  # handed over
     quiet = setup.review(tmp_path)
     assert quiet.returncode == 1
     assert "Finished in state" not in quiet.stderr
-    assert _eventually(lambda: setup.served() == served + 2)
+    assert eventually(lambda: setup.served() == served + 2)
     assert setup.warm_pid() == pid
 
 
@@ -418,7 +397,7 @@ def test_killing_the_cli_kills_the_review_handed_over(setup: Setup, tmp_path: Pa
     finally:
         setup.reviewer.hang = False
     assert setup.warm_pid() == pid  # the warm process itself goes on
-    assert _eventually(lambda: f"review child {forked} ended: killed by SIGKILL" in setup.log())
+    assert eventually(lambda: f"review child {forked} ended: killed by SIGKILL" in setup.log())
 
 
 def _raw_header(setup: Setup, *more: str) -> str:
@@ -468,7 +447,7 @@ def test_a_crashed_child_is_exit_2_naming_the_log_that_keeps_its_end(
         setup.reviewer.hang = False
         cli.kill()
     assert (cli.returncode, stderr) == (2, warm_client.ENDED_UNEXPECTEDLY.format(log=state.log))
-    assert _eventually(lambda: f"review child {forked} ended: killed by SIGSEGV" in setup.log())
+    assert eventually(lambda: f"review child {forked} ended: killed by SIGSEGV" in setup.log())
     assert "Fatal Python error: Segmentation fault" in setup.log()  # the child's own last words
     assert setup.warm_pid() == pid
 
@@ -536,7 +515,7 @@ def test_a_socket_directory_that_is_not_private_is_not_handed_over_to(
     )
     assert setup.served() == served and setup.warm_pid() == pid  # run in the CLI process
     assert setup.review(tmp_path).returncode == 1
-    assert _eventually(lambda: setup.served() == served + 1)  # private again: handed over
+    assert eventually(lambda: setup.served() == served + 1)  # private again: handed over
 
 
 def test_warm_and_cold_behave_the_same_in_a_hostile_git_environment(
@@ -557,7 +536,7 @@ def test_warm_and_cold_behave_the_same_in_a_hostile_git_environment(
         warm_ = setup.review(tmp_path / "warm", "--workspace", "--report-dir", "out", **hostile)
     finally:
         setup.repo.git("checkout", "--", FAST)
-    assert _eventually(lambda: setup.served() == served + 1)  # the second was handed over
+    assert eventually(lambda: setup.served() == served + 1)  # the second was handed over
     assert (cold.returncode, warm_.returncode) == (1, 1), cold.stderr + warm_.stderr
     assert (_stable(warm_.stdout), warm_.stderr) == (_stable(cold.stdout), cold.stderr)
     reports = [_comparable(_report(tmp_path / run / "out")) for run in ("cold", "warm")]
@@ -610,7 +589,7 @@ def test_a_deleted_working_directory_and_an_unreadable_stdin_are_one_line_both_w
     assert (closed.returncode, closed.stderr) == (
         2, "reviewflow: error: cannot read the diff from stdin: stdin is closed\n"
     )  # fmt: skip
-    assert _eventually(lambda: setup.served() == served + 2)  # the first of each, handed over
+    assert eventually(lambda: setup.served() == served + 2)  # the first of each, handed over
 
 
 def test_warm_process_false_in_the_config_stops_a_running_warm_process(
@@ -647,7 +626,7 @@ def test_two_installs_alternating_keep_a_warm_process_each(
             done = setup.review(tmp_path, install=install)
             assert done.returncode == 1, done.stderr
     assert (setup.warm_pid(), setup.warm_pid(other_install)) == (ours, theirs)
-    assert _eventually(
+    assert eventually(
         lambda: (setup.served(), setup.served(other_install)) == (counts[0] + 2, counts[1] + 2)
     )
     status = subprocess.run(
@@ -682,7 +661,7 @@ def test_an_upgrade_in_place_is_never_served_by_the_old_code(
     newer_log = _log_path(setup, other_install)
     served = setup.served(other_install)
     assert setup.review(tmp_path, install=other_install).stdout.startswith("Upgraded review ")
-    assert _eventually(lambda: setup.served(other_install) == served + 1)  # handed over
+    assert eventually(lambda: setup.served(other_install) == served + 1)  # handed over
     module = code.parent / "deps" / "jinja2" / "utils.py"
     upgraded = module.with_name("utils.py.new")
     upgraded.write_text(module.read_text() + "\n# 3.1.7\n")
@@ -738,7 +717,7 @@ def test_a_socket_it_cannot_listen_on_turns_the_warm_path_off_with_one_note(
     sock.mkdir()
     try:
         assert setup.review(tmp_path).returncode == 1  # starts one, which cannot listen
-        assert _eventually(lambda: (s := setup.state()) is not None and bool(s.off), within=240)
+        assert eventually(lambda: (s := setup.state()) is not None and bool(s.off), within=240)
         noted = setup.review(tmp_path)
         quiet = setup.review(tmp_path)
         state = setup.state()
