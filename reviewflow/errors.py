@@ -51,3 +51,23 @@ class PermanentProviderError(ProviderError):
 
 class ToolError(ReviewError):
     """A read-only tool was called with arguments it must refuse."""
+
+
+class PublishError(ReviewError):
+    """Publishing findings on a pull or merge request failed."""
+
+
+class PublishSetupError(PublishError):
+    """Found before the review: no token, a token the platform refuses, no such request."""
+
+
+class PublishRefused(PublishError):
+    """The platform refused a write for good (a fork's read-only token: HTTP 403)."""
+
+
+class TransientPublishError(PublishError):
+    """Worth retrying: the API is down (5xx, connection) or rate-limited (`wait_s` to wait)."""
+
+    def __init__(self, message: str, wait_s: float = 0.0) -> None:
+        super().__init__(message)
+        self.wait_s = wait_s

@@ -255,8 +255,48 @@ class PrefectSettings(_Section):
     warm_process: bool = True  # hand local reviews to a pre-imported process (`--no-warm`: off)
 
 
+class PublishTarget(StrEnum):
+    OFF = "off"
+    AUTO = "auto"  # GitHub in GitHub Actions, GitLab in GitLab CI, off elsewhere
+    GITHUB = "github"
+    GITLAB = "gitlab"
+
+
+class PublishSettings(_Section):
+    """Where findings are published (`--publish`): the request, and which token to use.
+
+    Tokens never live here: they come from the environment (`GITHUB_TOKEN`,
+    `REVIEWFLOW_GITHUB_TOKEN`, `GITLAB_TOKEN`, `REVIEWFLOW_GITLAB_TOKEN`) or, for deployments,
+    from the Prefect Secret block `token_block` names.
+    """
+
+    target: PublishTarget = PublishTarget.OFF
+    repo: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)+$|^[0-9]+$",
+        description="OWNER/NAME on GitHub, a project path (group/name) or ID on GitLab",
+    )
+    pull_request: int | None = Field(None, ge=1, description="a pull/merge request number")
+    api_url: str | None = Field(
+        None, description="the API's base URL, e.g. https://github.example.com/api/v3"
+    )
+    token_block: str | None = Field(
+        None,
+        pattern=r"^[a-z0-9][a-z0-9-]*$",
+        description="the name of a Prefect Secret block, e.g. reviewflow-github-token",
+    )
+
+    @field_validator("api_url")
+    @classmethod
+    def _check_api_url(cls, value: str | None) -> str | None:
+        if value in (None, ""):
+            return None
+        return check_endpoint(str(value)).rstrip("/")
+
+
 class Config(_Section):
     review: ReviewSettings = Field(default_factory=ReviewSettings)
     model: ModelSettings = Field(default_factory=ModelSettings)
     output: OutputSettings = Field(default_factory=OutputSettings)
     prefect: PrefectSettings = Field(default_factory=PrefectSettings)
+    publish: PublishSettings = Field(default_factory=PublishSettings)
