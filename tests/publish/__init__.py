@@ -1,0 +1,1 @@
+"""Publishing on pull and merge requests against local fakes of GitHub and GitLab."""
