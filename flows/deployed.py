@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_table_artifact
 from prefect.blocks.system import Secret
 from prefect.exceptions import FailedRun
+from prefect.runtime import flow_run
 from prefect.states import Completed, Failed, State
 from pydantic import SecretStr
 
@@ -22,7 +23,8 @@ from flows.review import run_review
 from reviewflow.ci import ci_variables
 from reviewflow.config import Config, home_dir, load_config
 from reviewflow.errors import ConfigError
-from reviewflow.git.mirror import local_repository
+from reviewflow.git.mirror import fetch_request_head, is_remote, local_repository
+from reviewflow.publish.setup import publishing
 from reviewflow.report.gate import GATE_PASSED, run_reason, run_summary, summary_key
 from reviewflow.request import ReviewRequest
 
@@ -45,17 +47,35 @@ def deployed_config(overrides: Mapping[str, Any] | None, env: Mapping[str, str])
     return config
 
 
-def secret_block_value(name: str) -> SecretStr:
-    """The value of the Prefect Secret block `name`."""
+def secret_block_value(name: str, key: str = "model.api_key_block") -> SecretStr:
+    """The value of the Prefect Secret block `name` (`key` is the setting that names it)."""
     try:
         secret: Any = Secret.load(name)  # sync here: a sync caller gets the block
         value = secret.get()
     except ValueError:
         raise ConfigError(
-            f"invalid value for 'model.api_key_block': {name!r} (accepted: the name of an "
+            f"invalid value for '{key}': {name!r} (accepted: the name of an "
             "existing Prefect Secret block, e.g. `prefect block create secret`)"
         ) from None
     return SecretStr(str(value))
+
+
+def _with_publish(
+    overrides: Mapping[str, Any] | None,
+    platform: str | None,
+    platform_repo: str | None,
+    pull_request: int | None,
+) -> dict[str, Any]:
+    """The run's overrides with its request's parameters as `publish.*` settings."""
+    merged = {
+        key: dict(value) if isinstance(value, Mapping) else value
+        for key, value in (overrides or {}).items()
+    }
+    if platform is not None:
+        settings = {"target": platform, "repo": platform_repo, "pull_request": pull_request}
+        publish = merged.setdefault("publish", {})
+        publish.update({k: v for k, v in settings.items() if v is not None})
+    return merged
 
 
 def failed(reason: str) -> State:
@@ -75,20 +95,31 @@ def ci_review(
     trusted_ref: str | None = None,
     overrides: dict[str, Any] | None = None,
     no_cache: bool = False,
+    platform: Literal["github", "gitlab"] | None = None,
+    platform_repo: str | None = None,
+    pull_request: int | None = None,
 ) -> State:
-    """Review one commit or a `from_ref`..`to_ref` range of `repository` (a path or a URL).
+    """Review one commit or a `from_ref`..`to_ref` range of `repository` (a path or a URL), or
+    the pull/merge request `pull_request` of `platform_repo` on `platform` (its findings are
+    published there; its range is the request's, or only what is new since the last review).
 
     Ends Completed ("gate passed") or, where the CLI would exit 1 or 2, Failed (`failed`).
     Either way the run's summary is its table artifact (`summary_key`); a Completed run's
     result is the same summary.
     """
     env = dict(os.environ)
-    if commit is None and from_ref is None:
-        raise ConfigError("a deployed review needs 'commit' or 'from_ref' and 'to_ref'")
-    config = deployed_config(overrides, env)
+    config = deployed_config(_with_publish(overrides, platform, platform_repo, pull_request), env)
+    if commit is None and from_ref is None and platform is None:
+        raise ConfigError(
+            "a deployed review needs 'commit', 'from_ref' and 'to_ref', or 'platform' and "
+            "'pull_request'"
+        )
     home = home_dir(env)
+    local = local_repository(repository, home)
+    if platform is not None and pull_request is not None and is_remote(repository):
+        fetch_request_head(local, platform, pull_request)
     request = ReviewRequest.from_flags(
-        str(local_repository(repository, home)),
+        str(local),
         commit=commit,
         from_ref=from_ref,
         to_ref=to_ref,
@@ -97,11 +128,18 @@ def ci_review(
         home=str(home),
         ci_variables=ci_variables(env) or (DEPLOYMENT_CI,),
     )
-    run = run_review(request, config)
+    block = config.publish.token_block
+    token = secret_block_value(block, "publish.token_block") if block else None
+    with publishing(config, env, request, token=token, run_url=flow_run.ui_url) as request:
+        run = run_review(request, config)
     summary = run_summary(run).model_dump(mode="json")
+    if run.published is not None:
+        summary["pull_request"] = run.published.url  # the artifact links to the request
     create_table_artifact(
         [summary], key=summary_key(repository), description="reviewflow ci-review summary"
     )
+    if run.publish_error:
+        get_run_logger().warning(run.publish_error)
     reason = run_reason(run, config.review.fail_on)
     if reason:
         get_run_logger().error(reason)

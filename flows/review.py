@@ -25,12 +25,16 @@ from prefect.settings import (
 from flows.runners import submitted, task_runner_for, threads
 from flows.stages import abandon, finished_result, run_model_stages
 from reviewflow import cancel
+from reviewflow.cancel import EXIT_CODE as CANCELLED_EXIT
 from reviewflow.config import Config, TaskRunner
 from reviewflow.findings.finalize import Finalized
 from reviewflow.findings.localize import Localized
 from reviewflow.findings.stages import CANCELLED, ModelStages
 from reviewflow.fsutil import private_umask
 from reviewflow.providers.pool import ProviderHandle, ProviderPool, ReviewObserver
+from reviewflow.publish.context import PullRequestContext
+from reviewflow.publish.models import PublishResult
+from reviewflow.publish.setup import fallback_summary
 from reviewflow.report.assemble import review_outcome
 from reviewflow.report.outcome import ReviewRun
 from reviewflow.request import ReviewRequest
@@ -41,6 +45,7 @@ from tasks.chunk import chunk_files
 from tasks.diff import collect_diff, identify_snapshot
 from tasks.finalize import finalize_findings
 from tasks.localize import localize_findings
+from tasks.publish import publish_findings
 from tasks.report import write_review_reports
 from tasks.select import select_files
 
@@ -79,8 +84,26 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
     final, written, failure = write_review_reports(
         as_is(outcome), as_is(config.output), request.home
     )
+    run = ReviewRun(outcome=final, written=written, report_error=failure)
+    if request.pull_request is not None:
+        run = _publish(run, request.pull_request)
     # As is: Prefect would otherwise walk the whole outcome at the flow's end looking for futures.
-    return as_is(ReviewRun(outcome=final, written=written, report_error=failure))
+    return as_is(run)
+
+
+def _publish(run: ReviewRun, context: PullRequestContext) -> ReviewRun:
+    """`run` with its findings published on the request (not after a cancel), or why that
+    failed and the summary that was not posted: a failure never changes the review's exit
+    code (the publishing task run ends Failed, the review does not)."""
+    if run.outcome.exit_code == CANCELLED_EXIT or cancel.requested():
+        return run
+    state = publish_findings(as_is(run.outcome), context, return_state=True)
+    result = state.result(raise_on_failure=False)
+    if isinstance(result, PublishResult):
+        return run.model_copy(update={"published": result})
+    reason = f"publishing on {context.ref.repo}#{context.ref.number} failed: {result}"
+    summary = fallback_summary(context, run.outcome, reason)
+    return run.model_copy(update={"publish_error": reason, "publish_summary": summary})
 
 
 def _localize(

@@ -43,18 +43,23 @@ def private_umask() -> Iterator[None]:
         os.umask(previous)
 
 
-def write_output(target: str | Path, data: bytes | str, mode: int = 0o600) -> None:
+def write_output(
+    target: str | Path, data: bytes | str, mode: int = 0o600, *, append: bool = False
+) -> None:
     """Write `data` to `target` as the user meant it; OutputError (one line) if it cannot.
 
     `-` is stdout. A symlink is followed and its target replaced atomically. A FIFO, a device or
     /dev/stdout (/dev/fd/N) is written in place, never replaced. A directory is an error. A file
-    reviewflow creates gets `mode`; an existing file keeps its own.
+    reviewflow creates gets `mode`; an existing file keeps its own. `append` adds to the end
+    of a file someone else keeps (`$GITHUB_STEP_SUMMARY`) instead of replacing it.
     """
     payload = data.encode("utf-8") if isinstance(data, str) else data
     descriptor = 1 if str(target) == "-" else _descriptor(str(target))
     try:
         if descriptor is not None:
             _write_descriptor(descriptor, payload)
+        elif append:
+            _append(Path(os.path.realpath(target)), payload, mode)
         else:
             _write(Path(target), payload, mode)
     except OSError as exc:
@@ -103,6 +108,14 @@ def _write(path: Path, data: bytes, mode: int) -> None:
 def _write_in_place(path: Path, data: bytes) -> None:
     """A FIFO or a device: opened and written, never created or replaced."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOCTTY)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
+def _append(path: Path, data: bytes, mode: int) -> None:
+    if path.is_dir():
+        raise IsADirectoryError(21, "is a directory")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOCTTY, mode)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
 

@@ -6,6 +6,7 @@ from pydantic import BaseModel, ConfigDict
 
 from reviewflow.errors import ConfigError
 from reviewflow.git.models import ChangeSpec, DiffMode
+from reviewflow.publish.context import PullRequestContext
 
 
 class ReviewRequest(BaseModel):
@@ -29,6 +30,8 @@ class ReviewRequest(BaseModel):
     """The reviewflow home (user rules live there); the CLI sets it from REVIEWFLOW_HOME."""
     ci_variables: tuple[str, ...] = ()
     """The CI variables that were set: in CI, repository rules come from a trusted ref."""
+    pull_request: PullRequestContext | None = None
+    """The pull/merge request the findings are published to (`--publish`), as read before."""
 
     @classmethod
     def from_flags(
@@ -76,6 +79,18 @@ class ReviewRequest(BaseModel):
             home=home,
             ci_variables=ci_variables,
         )
+
+    def for_pull_request(self, context: PullRequestContext) -> ReviewRequest:
+        """This request publishing to `context`'s request: unless the flags named a change, the
+        range `context` chose; the repository's rules from the request's base unless
+        `--trusted-ref` says otherwise (the change, or an earlier push of it, never chooses)."""
+        update: dict[str, object] = {
+            "pull_request": context,
+            "trusted_ref": self.trusted_ref or context.base,
+        }
+        if self.mode is DiffMode.WORKSPACE:
+            update.update(mode=DiffMode.RANGE, from_ref=context.from_ref, to_ref=context.head)
+        return self.model_copy(update=update)
 
     @property
     def mode_name(self) -> str:

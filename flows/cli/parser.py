@@ -8,7 +8,7 @@ import textwrap
 from typing import NoReturn
 
 from flows.cli.deployment_run import add_parser as add_deployment_run
-from reviewflow.config import ConsoleMode, Protocol, TaskRunner
+from reviewflow.config import ConsoleMode, Protocol, PublishTarget, TaskRunner
 
 DESCRIPTION = "reviewflow: a read-only code review agent for Git changes."
 
@@ -95,6 +95,27 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
         help="Prefect's logs and any traceback on stderr too (always in ~/.reviewflow/logs/)",
     )
     _add_prefect_flags(parser)
+    _add_publish_flags(parser)
+
+
+def _add_publish_flags(parser: argparse.ArgumentParser) -> None:
+    publish = parser.add_argument_group(
+        "pull/merge requests (token from GITHUB_TOKEN / GITLAB_TOKEN, never a flag)"
+    )
+    publish.add_argument(
+        "--publish",
+        choices=[t.value for t in PublishTarget],
+        help="post findings on the pull/merge request (auto: in GitHub Actions or GitLab CI)",
+    )
+    publish.add_argument(
+        "--pull-request", type=int, metavar="N", help="the pull/merge request (default: CI's)"
+    )
+    publish.add_argument(
+        "--platform-repo", metavar="OWNER/NAME", help="GitHub repository or GitLab project"
+    )
+    publish.add_argument(
+        "--api-url", metavar="URL", help="GitHub Enterprise or self-managed GitLab API base URL"
+    )
 
 
 def _add_prefect_flags(parser: argparse.ArgumentParser) -> None:

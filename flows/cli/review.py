@@ -37,6 +37,8 @@ from reviewflow.config import (
 from reviewflow.errors import ConfigError, OutputError
 from reviewflow.fsutil import check_output, private_umask, write_output
 from reviewflow.git.repo import read_stdin
+from reviewflow.publish.setup import publishing
+from reviewflow.publish.target import TOKEN_ENV_VARS
 from reviewflow.request import ReviewRequest
 
 if TYPE_CHECKING:
@@ -67,6 +69,10 @@ _FLAG_KEYS: dict[str, tuple[str, str]] = {
     "console": ("output", "console"),
     "language": ("output", "language"),
     "report_dir": ("output", "report_dir"),
+    "publish": ("publish", "target"),
+    "pull_request": ("publish", "pull_request"),
+    "platform_repo": ("publish", "repo"),
+    "api_url": ("publish", "api_url"),
 }
 
 
@@ -112,11 +118,14 @@ def cmd_review(
     config = load_config(home_dir(env), env, flag_overrides(args))
     if args.preview:
         return run_preview(request, config, args.json_path)
-    warm_ok = uses_warm(args, config, request, env)  # `entry` handed over what it could
-    if forked is not None and not warm_ok:
-        forked.decline()  # the config turns it off: the CLI runs this review, the process stops
-    with private_umask():  # the server, its database, cached answers, logs: the user's alone
-        return _review(args, env, log, request, config, forked=forked, early=early, warm_ok=warm_ok)
+    with publishing(config, env, request) as request:  # the request read before any model
+        warm_ok = uses_warm(args, config, request, env)  # `entry` handed over what it could
+        if forked is not None and not warm_ok:
+            forked.decline()  # the config turns it off: the CLI runs this review, it stops
+        with private_umask():  # the server, its database, cached answers, logs: the user's
+            return _review(
+                args, env, log, request, config, forked=forked, early=early, warm_ok=warm_ok
+            )
 
 
 def _review(
@@ -200,6 +209,7 @@ def _print_outcome(run: ReviewRun, config: Config, env: Mapping[str, str]) -> in
     print_console(run.outcome, config.output.console, make_console(stream, env), run.written)
     if run.report_error:
         raise OutputError(run.report_error)
+    published_line(run, env)
     where = run.written.get("json")
     report = f" (report: {where})" if where and where != "-" else ""
     if run.outcome.exit_code == 2:  # one line whatever the console setting (`--console off`)
@@ -207,6 +217,23 @@ def _print_outcome(run: ReviewRun, config: Config, env: Mapping[str, str]) -> in
     elif run.outcome.exit_code == EXIT_CODE:
         cancel.announce(report)
     return run.exit_code
+
+
+def published_line(run: ReviewRun, env: Mapping[str, str]) -> None:
+    """One stderr line on what publishing did, or the warning that it failed (the exit code
+    stays the review's; the summary then goes to `$GITHUB_STEP_SUMMARY` when there is one)."""
+    done = run.published
+    if done is not None:
+        sys.stderr.write(
+            f"reviewflow: published on {done.url}: {done.posted} new comment(s), "
+            f"{done.resolved} resolved, summary {done.summary}\n"
+        )
+    if run.publish_error is None:
+        return
+    sys.stderr.write(f"reviewflow: warning: {run.publish_error}\n")
+    step_summary = env.get("GITHUB_STEP_SUMMARY")
+    if step_summary and run.publish_summary:
+        write_output(step_summary, run.publish_summary, append=True)
 
 
 def uses_warm(
@@ -217,6 +244,7 @@ def uses_warm(
     return not (
         env.get("PREFECT_API_URL")
         or request.ci_variables
+        or request.pull_request  # its token stays in this process
         or args.no_server_reuse
         or args.no_warm
         or not config.prefect.server_reuse
@@ -236,7 +264,9 @@ def local_api(
 
     def preload(api: Mapping[str, str]) -> None:
         verbose, removed = args.verbose, KEY_ENV_VARS
-        environment = PrefectEnvironment.for_run(verbose=verbose, api=api, removed=removed)
+        environment = PrefectEnvironment.for_run(
+            verbose=verbose, api=api, removed=(*removed, *TOKEN_ENV_VARS)
+        )
         environment.apply(os.environ)  # before Prefect is imported: it reads them at import
         from flows.local.warm.prep import prepare_run, root_heartbeat_off  # imports Prefect
 

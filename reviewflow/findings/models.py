@@ -24,6 +24,7 @@ class DropReason(StrEnum):
     INCOMPLETE = "incomplete"  # missing title or problem
     DUPLICATE = "duplicate"  # same fingerprint as `duplicate_of`
     FILTERED = "filtered"  # deleted by the review filter (the diff disproves it)
+    DISMISSED = "dismissed"  # dismissed on its pull/merge request (`detail` says by whom, why)
 
 
 class PlacedCandidate(BaseModel):

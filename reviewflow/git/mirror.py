@@ -59,6 +59,19 @@ def local_repository(repository: str, home: Path) -> Path:
     return target
 
 
+REQUEST_HEADS = {"github": "refs/pull/{n}/head", "gitlab": "refs/merge-requests/{n}/head"}
+
+
+def fetch_request_head(target: Path, platform: str, number: int) -> None:
+    """Fetch pull/merge request `number`'s head into the mirror `target` (a fork's commits are
+    only there), as `refs/reviewflow/requests/<number>`: data to read, never checked out."""
+    source = REQUEST_HEADS[platform].format(n=number)
+    with _locked(target.with_name(target.name + ".lock")):
+        run_git(
+            target, ["fetch", "--quiet", "origin", f"+{source}:refs/reviewflow/requests/{number}"]
+        )
+
+
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
     with open(path, "a") as handle:

@@ -6,20 +6,24 @@ files, findings, drops, warnings, errors and usage) is decided here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from reviewflow.cancel import EXIT_CODE as CANCELLED_EXIT
 from reviewflow.config import Config, ModelSettings
 from reviewflow.findings.finalize import Finalized, gate
 from reviewflow.findings.localize import Localized
+from reviewflow.findings.models import Dropped, DropReason, Finding
 from reviewflow.findings.stages import CANCELLED, ModelStages, summarize
 from reviewflow.git.models import Change
 from reviewflow.models import ReviewWarning
 from reviewflow.providers.pool import UsageTotals
+from reviewflow.publish.context import PullRequestContext
 from reviewflow.report.location import review_id
 from reviewflow.report.outcome import (
     ExcludedFile,
     ModelInfo,
+    PullRequestReport,
     ReviewedFile,
     ReviewMetadata,
     ReviewOutcome,
@@ -46,11 +50,16 @@ def review_outcome(
     cancelled = stages.cancelled or CANCELLED in localized.warnings
     complete = stages.complete and finalized.complete and localized.complete
     records = stages.records + localized.records
-    fail_on = config.review.fail_on
+    findings, dismissed = split_dismissed(localized.findings, request.pull_request)
+    pull_request = pull_request_report(request.pull_request, findings)
+    carried = pull_request.carried if pull_request else ()
+    exit_code = gate(findings, config.review.fail_on, complete)
+    if exit_code == 0 and any(f.severity in config.review.fail_on for f in carried):
+        exit_code = 1  # an open finding of the request, from an earlier run, still fails it
     return ReviewOutcome(
         review_id=review_id(started, change.diff_sha256[:8]),
         status="complete" if complete else "incomplete",
-        exit_code=CANCELLED_EXIT if cancelled else gate(localized.findings, fail_on, complete),
+        exit_code=CANCELLED_EXIT if cancelled else exit_code,
         metadata=review_metadata(
             scope, request, config.model, config.output.language, started, datetime.now(UTC)
         ),
@@ -60,13 +69,51 @@ def review_outcome(
         excluded=excluded_files(scope.selection),
         chunks=stages.chunks,
         tool_calls=stages.tool_calls,
-        findings=tuple(localized.findings),
-        dropped=tuple(finalized.dropped),
+        findings=findings,
+        dropped=(*finalized.dropped, *dismissed),
         warnings=(*scope.warnings, *stages.warnings, *finalized.warnings, *localized.warnings),
         errors=request_errors(records),
         usage=usage_totals(records, stages.unrecorded_requests + unrecorded_requests),
         duration_ms=int((datetime.now(UTC) - started).total_seconds() * 1000),
         process=records,
+        pull_request=pull_request,
+    )
+
+
+def split_dismissed(
+    findings: Sequence[Finding], context: PullRequestContext | None
+) -> tuple[tuple[Finding, ...], tuple[Dropped, ...]]:
+    """The findings nobody dismissed on the request, and the dismissed ones as drops."""
+    dismissed = context.dismissed if context else {}
+    kept = tuple(f for f in findings if f.fingerprint not in dismissed)
+    drops = tuple(
+        Dropped(
+            path=f.path, title=f.title, reason=DropReason.DISMISSED, detail=dismissed[f.fingerprint]
+        )
+        for f in findings
+        if f.fingerprint in dismissed
+    )
+    return kept, drops
+
+
+def pull_request_report(
+    context: PullRequestContext | None, findings: Sequence[Finding]
+) -> PullRequestReport | None:
+    """The request this review publishes to, with its carried findings this run did not
+    report again itself."""
+    if context is None:
+        return None
+    reported = {f.fingerprint for f in findings}
+    return PullRequestReport(
+        platform=context.ref.platform.value,
+        repository=context.ref.repo,
+        number=context.ref.number,
+        url=context.info.web_url,
+        scope=context.scope.value,
+        base_sha=context.base,
+        head_sha=context.head,
+        previous_head=context.previous_head,
+        carried=tuple(f for f in context.carried if f.fingerprint not in reported),
     )
 
 

@@ -12,7 +12,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from reviewflow.findings.models import Finding
 from reviewflow.models import Severity
+from reviewflow.publish.state import PriorFinding
 from reviewflow.report.artifacts import artifact_key
 from reviewflow.report.outcome import ReviewOutcome, ReviewRun
 from reviewflow.report.wording import counted
@@ -39,8 +41,14 @@ def gate_reason(outcome: ReviewOutcome, fail_on: Sequence[Severity]) -> str:
         return ""
     if outcome.status != "complete" or outcome.exit_code != 1:
         return incomplete_line(outcome)
-    fail = [f for f in outcome.sorted_findings() if f.severity in fail_on]
-    shown = "; ".join(f"{f.severity.value} {f.path}:{f.start_line} {f.title}" for f in fail[:3])
+    carried = outcome.pull_request.carried if outcome.pull_request else ()
+    found: list[Finding | PriorFinding] = [*outcome.sorted_findings(), *carried]  # carried:
+    fail = [  # open on the request from earlier runs
+        f"{f.severity.value} {f.path}:{f.start_line} {f.title}"
+        for f in found
+        if f.severity in fail_on
+    ]
+    shown = "; ".join(fail[:3])
     more = f" (+{len(fail) - 3} more)" if len(fail) > 3 else ""
     return f"gate failed: {len(fail)} finding(s), {shown}{more}"
 

@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from reviewflow.findings.models import Dropped, Finding
 from reviewflow.models import ReviewWarning, Severity
 from reviewflow.providers.pool import UsageTotals
+from reviewflow.publish.models import PublishResult
+from reviewflow.publish.state import PriorFinding
 from reviewflow.report.textsafe import json_safe
 from reviewflow.review.records import RequestRecord
 
@@ -71,6 +73,21 @@ class ExcludedFile(_Record):
     detail: str | None = None
 
 
+class PullRequestReport(_Record):
+    """The pull/merge request a review publishes to, and its open findings from earlier runs
+    that this run did not look at again (`carried`: the gate counts them)."""
+
+    platform: str
+    repository: str
+    number: int
+    url: str
+    scope: str
+    base_sha: str
+    head_sha: str
+    previous_head: str | None = None
+    carried: tuple[PriorFinding, ...] = ()
+
+
 class ReviewOutcome(_Record):
     """Everything the report writers need; JSON-serializable (`model_dump_json`)."""
 
@@ -91,6 +108,7 @@ class ReviewOutcome(_Record):
     usage: UsageTotals = Field(default_factory=UsageTotals)
     duration_ms: int = 0
     process: tuple[RequestRecord, ...] = ()
+    pull_request: PullRequestReport | None = None
 
     def sorted_findings(self) -> list[Finding]:
         """Findings most severe first, then by path and line."""
@@ -165,6 +183,8 @@ def build_report(outcome: ReviewOutcome) -> dict[str, Any]:
         "duration_ms": outcome.duration_ms,
         "process": [r.model_dump(mode="json") for r in outcome.process],
     }
+    if outcome.pull_request is not None:
+        report["pull_request"] = outcome.pull_request.model_dump(mode="json", exclude_none=True)
     safe: dict[str, Any] = json_safe(report)
     return safe
 
@@ -192,6 +212,9 @@ class ReviewRun(_Record):
     outcome: ReviewOutcome
     written: dict[str, str]
     report_error: str | None = None
+    published: PublishResult | None = None
+    publish_error: str | None = None  # why publishing failed (the exit code stays the gate's)
+    publish_summary: str | None = None  # the summary that could not be posted, as Markdown
 
     @property
     def exit_code(self) -> int:

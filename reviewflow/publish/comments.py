@@ -1,0 +1,74 @@
+"""A finding as a comment on its lines: its marker, inert text, and a one-click suggestion
+when its fix is code that replaces exactly the lines it comments on."""
+
+from __future__ import annotations
+
+import re
+
+from reviewflow.findings.models import Finding
+from reviewflow.publish.markers import finding_marker
+from reviewflow.publish.models import NewComment
+from reviewflow.publish.safe import safe_inline, safe_text, suggestion_block
+
+_FENCED = re.compile(r"^(`{3,}|~{3,})[^\n`]*\n(.*?)\n\1[ \t]*$", re.DOTALL | re.MULTILINE)
+MAX_SUGGESTION_LINES = 200
+MAX_SUGGESTION_CHARS = 8_000  # with the bounded prose, a comment stays under 16,000
+
+
+def replacement(finding: Finding) -> tuple[str, str] | None:
+    """The code of the finding's suggestion and the prose around it, when the suggestion holds
+    exactly one fenced block that rewrites the commented lines: it differs from them, starts at
+    their indentation and is not longer than MAX_SUGGESTION_LINES (else None: prose only)."""
+    blocks = list(_FENCED.finditer(finding.suggestion))
+    if len(blocks) != 1:
+        return None
+    code = blocks[0].group(2)
+    first_old = next((line for line in finding.existing_code.splitlines() if line.strip()), "")
+    first_new = next((line for line in code.splitlines() if line.strip()), "")
+    if (
+        code.strip() == finding.existing_code.strip()
+        or _indent(first_old) != _indent(first_new)
+        or code.count("\n") >= MAX_SUGGESTION_LINES
+        or len(code) > MAX_SUGGESTION_CHARS
+    ):
+        return None
+    prose = (
+        finding.suggestion[: blocks[0].start()] + finding.suggestion[blocks[0].end() :]
+    ).strip()
+    return code, prose
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def comment_body(finding: Finding, platform: str) -> str:
+    """The comment for `finding`: marker first, then severity, title, problem, evidence and
+    the suggestion (a suggestion block when `replacement` finds one)."""
+    head = f"**{finding.severity.value.upper()}** · {finding.category.value}"
+    parts = [finding_marker(finding.fingerprint), f"{head} · {safe_inline(finding.title)}"]
+    parts.append(safe_text(finding.problem))
+    if finding.evidence:
+        parts.append("**Evidence:** " + safe_text(finding.evidence))
+    fix = replacement(finding)
+    if fix is not None:
+        code, prose = fix
+        if prose:
+            parts.append("**Suggestion:** " + safe_text(prose))
+        lines = finding.end_line - finding.start_line + 1
+        parts.append(suggestion_block(code, platform, lines))
+    elif finding.suggestion:
+        parts.append("**Suggestion:** " + safe_text(finding.suggestion))
+    footer = f"<sub>reviewflow · {finding.id} · confidence {finding.confidence:.2f}</sub>"
+    return "\n\n".join([*parts, footer])
+
+
+def new_comment(finding: Finding, platform: str, old_path: str | None = None) -> NewComment:
+    return NewComment(
+        fingerprint=finding.fingerprint,
+        path=finding.path,
+        old_path=old_path or finding.path,
+        start_line=finding.start_line,
+        end_line=finding.end_line,
+        body=comment_body(finding, platform),
+    )

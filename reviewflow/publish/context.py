@@ -1,0 +1,93 @@
+"""What a review of a pull/merge request knows before it starts (`PullRequestContext`), read
+from the request before any model request: its SHAs, what to review, and what people dismissed.
+
+It travels in the `ReviewRequest` (a flow parameter: no token in it), so the report knows the
+dismissed findings and the gate sees the request's open findings carried from earlier runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+from reviewflow.publish.markers import (
+    dismissal,
+    finding_fingerprint,
+    is_resolution,
+    is_summary,
+    summary_state,
+)
+from reviewflow.publish.models import RequestInfo, RequestRef, RequestState, SummaryNote, Thread
+from reviewflow.publish.state import PriorFinding, SummaryState
+
+
+class ReviewScope(StrEnum):
+    FULL = "full"  # the request's base...head
+    INCREMENTAL = "incremental"  # what the last reviewed head did not have: old_head..head
+    FLAGS = "flags"  # the range the user's --commit/--from/--to named
+
+
+class PullRequestContext(BaseModel):
+    """The request a review publishes to, as it was read before the review."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    ref: RequestRef
+    info: RequestInfo
+    base: str  # the base and head this run reviews (the CI event's, else the platform's)
+    head: str
+    scope: ReviewScope
+    previous_head: str | None = None
+    dismissed: dict[str, str] = {}  # fingerprint -> why ("resolved by @x", a reply's reason)
+    carried: tuple[PriorFinding, ...] = ()  # open findings this run does not look at again
+    rereviewed: tuple[str, ...] = ()  # earlier open findings whose lines this run reviews again
+    renames: dict[str, str] = {}  # new path -> old path, for the request's renamed files
+    run_url: str | None = None  # a deployed run's flow run, for the summary's link
+
+    @property
+    def from_ref(self) -> str:
+        """Where the reviewed range starts: the last reviewed head, or the request's base."""
+        if self.scope is ReviewScope.INCREMENTAL and self.previous_head:
+            return self.previous_head
+        return self.base
+
+
+def ours(thread: Thread) -> str | None:
+    """The fingerprint of a thread reviewflow started (None: someone else's)."""
+    return finding_fingerprint(thread.comments[0].body) if thread.comments else None
+
+
+def resolved_by_reviewflow(thread: Thread) -> bool:
+    return thread.resolved and any(is_resolution(c.body) for c in thread.comments[1:])
+
+
+def dismissed_in(threads: Iterable[Thread]) -> dict[str, str]:
+    """Findings people dismissed: their thread resolved by a person, or answered with
+    `reviewflow: dismiss [reason]`. Fingerprint -> reason."""
+    out: dict[str, str] = {}
+    for thread in threads:
+        fingerprint = ours(thread)
+        if fingerprint is None:
+            continue
+        replies = [c for c in thread.comments[1:] if not is_resolution(c.body)]
+        for reply in replies:
+            reason = dismissal(reply.body)
+            if reason is not None:
+                who = f" by @{reply.author}" if reply.author else ""
+                out[fingerprint] = f"dismissed{who}" + (f": {reason}" if reason else "")
+        if fingerprint not in out and thread.resolved and not resolved_by_reviewflow(thread):
+            who = f" by @{thread.resolved_by}" if thread.resolved_by else ""
+            out[fingerprint] = f"thread resolved{who}"
+    return out
+
+
+def summary_note(notes: Sequence[SummaryNote]) -> SummaryNote | None:
+    """The summary an earlier run posted (the first, should a person have copied it)."""
+    return next((note for note in notes if is_summary(note.body)), None)
+
+
+def prior_state(state: RequestState) -> SummaryState | None:
+    note = summary_note(state.notes)
+    return summary_state(note.body) if note else None

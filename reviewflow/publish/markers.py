@@ -1,0 +1,68 @@
+"""Hidden markers in the comments reviewflow posts: how a later run finds them again.
+
+Every marker is an HTML comment at the very start of a comment's body, which neither platform
+renders. Model text cannot forge one: `safe.py` escapes `<` in everything the model wrote.
+
+- a finding's comment:   `<!-- reviewflow:finding <sha256 fingerprint> -->`
+- reviewflow's reply that resolved a thread: `<!-- reviewflow:resolved -->`
+- the summary comment:   `<!-- reviewflow:summary <base64 of the state's JSON> -->`
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+
+from pydantic import ValidationError
+
+from reviewflow.publish.state import SummaryState
+
+_FINDING = re.compile(r"\A<!-- reviewflow:finding ([0-9a-f]{64}) -->")
+_SUMMARY = re.compile(r"\A<!-- reviewflow:summary ([A-Za-z0-9+/=]*) -->")
+RESOLVED = "<!-- reviewflow:resolved -->"
+_DISMISS = re.compile(r"\A\s*reviewflow:\s*dismiss\b[\s:.,-]*(.*)", re.IGNORECASE | re.DOTALL)
+
+
+def finding_marker(fingerprint: str) -> str:
+    return f"<!-- reviewflow:finding {fingerprint} -->"
+
+
+def finding_fingerprint(body: str) -> str | None:
+    """The fingerprint a finding comment's marker holds (None: not one of ours)."""
+    match = _FINDING.match(body)
+    return match.group(1) if match else None
+
+
+def summary_marker(state: SummaryState) -> str:
+    data = base64.b64encode(state.model_dump_json().encode()).decode()
+    return f"<!-- reviewflow:summary {data} -->"
+
+
+def is_summary(body: str) -> bool:
+    return _SUMMARY.match(body) is not None
+
+
+def summary_state(body: str) -> SummaryState | None:
+    """The state an earlier run kept in its summary (None: not a summary, or unreadable —
+    a person may have edited it: the next run then reviews the whole request)."""
+    match = _SUMMARY.match(body)
+    if not match:
+        return None
+    try:
+        return SummaryState.model_validate(json.loads(base64.b64decode(match.group(1))))
+    except (binascii.Error, ValueError, ValidationError):
+        return None
+
+
+def is_resolution(body: str) -> bool:
+    """Whether `body` is the reply reviewflow posts when it resolves a thread."""
+    return body.startswith(RESOLVED)
+
+
+def dismissal(body: str) -> str | None:
+    """The reason of a `reviewflow: dismiss [reason]` reply ("" without one); None if the
+    reply is something else."""
+    match = _DISMISS.match(body)
+    return match.group(1).strip()[:300] if match else None

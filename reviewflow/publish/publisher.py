@@ -1,0 +1,112 @@
+"""Publishing one review on its request: read what is there, post what is new, resolve what
+this run no longer reports, and write the summary in place. Every step re-reads first, so a
+retry after a partial failure (a rate limit half-way through) never posts anything twice."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reviewflow.findings.models import Finding
+from reviewflow.publish.client import PlatformClient
+from reviewflow.publish.comments import new_comment
+from reviewflow.publish.context import (
+    PullRequestContext,
+    ReviewScope,
+    dismissed_in,
+    ours,
+    prior_state,
+    summary_note,
+)
+from reviewflow.publish.markers import RESOLVED
+from reviewflow.publish.models import PublishResult, RequestState, Thread
+from reviewflow.publish.state import PriorFinding
+from reviewflow.publish.summary import render_summary
+from reviewflow.report.outcome import ReviewOutcome
+
+
+def publish(
+    client: PlatformClient, context: PullRequestContext, outcome: ReviewOutcome
+) -> PublishResult:
+    """Publish `outcome` (a finished review of `context`'s request) through `client`."""
+    state = client.read()
+    dismissed = {**context.dismissed, **dismissed_in(state.threads)}
+    current = [f for f in outcome.findings if f.fingerprint not in dismissed]
+    open_threads = [t for t in state.threads if ours(t) and not t.resolved]
+    posted = {ours(t) for t in open_threads}
+    fresh = [f for f in current if f.fingerprint not in posted]
+    platform = context.ref.platform.value
+    comments = [new_comment(f, platform, context.renames.get(f.path)) for f in fresh]
+    skipped = set(client.post(state.info, comments)) if comments else set()
+    reported = {f.fingerprint for f in current}
+    gone = [t for t in open_threads if _resolvable(t, context, outcome, reported | set(dismissed))]
+    for thread in gone:
+        client.resolve(thread, _resolution(context))
+    resolved = {ours(t) for t in gone}
+    reviewed = {f.path for f in outcome.files}
+    open_findings = _open_findings(state, context, current, resolved, set(dismissed), reviewed)
+    activity = _activity(len(fresh) - len(skipped), len(resolved), dismissed, skipped)
+    note = summary_note(state.notes)
+    body = render_summary(context, outcome, open_findings, activity, skipped)
+    client.write_note(note, body)
+    return PublishResult(
+        url=state.info.web_url,
+        posted=len(fresh) - len(skipped),
+        already_posted=len(current) - len(fresh),
+        resolved=len(resolved),
+        dismissed=sum(1 for f in outcome.findings if f.fingerprint in dismissed),
+        not_on_diff=len(skipped),
+        summary="edited" if note else "created",
+        calls=client.calls,
+    )
+
+
+def _resolvable(
+    thread: Thread, context: PullRequestContext, outcome: ReviewOutcome, keep: set[str]
+) -> bool:
+    """Whether this run looked at the thread's finding again and no longer reports it: its
+    lines were in the reviewed range (incremental), or its file was reviewed (whole range)."""
+    fingerprint = ours(thread)
+    if fingerprint is None or fingerprint in keep:
+        return False
+    if context.scope is ReviewScope.INCREMENTAL:
+        return fingerprint in context.rereviewed
+    return thread.path in {f.path for f in outcome.files}
+
+
+def _resolution(context: PullRequestContext) -> str:
+    return f"{RESOLVED}\nreviewflow no longer reports this at `{context.head[:12]}`: resolved."
+
+
+def _open_findings(
+    state: RequestState,
+    context: PullRequestContext,
+    current: Sequence[Finding],
+    resolved: set[str | None],
+    dismissed: set[str],
+    reviewed: set[str],
+) -> list[PriorFinding]:
+    """The request's open findings after this run: this run's, those carried forward, and
+    earlier ones this run did not look at again (their threads stay as they are)."""
+    out = {f.fingerprint: PriorFinding.of(f) for f in current}
+    prior = prior_state(state)
+    whole = context.scope is not ReviewScope.INCREMENTAL
+    earlier = [*context.carried, *(prior.findings if prior else ())]
+    for finding in earlier:
+        fingerprint = finding.fingerprint
+        if fingerprint in out or fingerprint in resolved or fingerprint in dismissed:
+            continue
+        if fingerprint in context.rereviewed or (whole and finding.path in reviewed):
+            continue  # looked at again and not reported: fixed (its thread, if any, resolved)
+        out[fingerprint] = finding
+    return list(out.values())
+
+
+def _activity(
+    posted: int, resolved: int, dismissed: dict[str, str], skipped: set[str]
+) -> list[str]:
+    lines = [f"This run: {posted} new comment(s), {resolved} thread(s) resolved."]
+    if dismissed:
+        lines.append(f"Dismissed on this request (not posted again): {len(dismissed)}.")
+    if skipped:
+        lines.append(f"{len(skipped)} finding(s) are outside the request's diff: listed here only.")
+    return lines

@@ -1,0 +1,59 @@
+"""Publishing set up for one review, before it starts: the request found, the token checked
+by reading the request (exit 2 before any model request when either fails), the review's
+range chosen, and the token registered for the publishing task of this process."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from pydantic import SecretStr
+
+from reviewflow.config import Config
+from reviewflow.errors import ConfigError
+from reviewflow.git.models import DiffMode
+from reviewflow.git.repo import find_repo_root
+from reviewflow.publish.context import PullRequestContext
+from reviewflow.publish.preflight import prepare
+from reviewflow.publish.state import PriorFinding
+from reviewflow.publish.summary import render_summary
+from reviewflow.publish.target import request_ref, token_from_env
+from reviewflow.publish.tokens import client_for, registered
+from reviewflow.report.outcome import ReviewOutcome
+from reviewflow.request import ReviewRequest
+
+
+@contextlib.contextmanager
+def publishing(
+    config: Config,
+    env: Mapping[str, str],
+    request: ReviewRequest,
+    *,
+    token: SecretStr | None = None,
+    run_url: str | None = None,
+) -> Iterator[ReviewRequest]:
+    """`request` as it publishes to its pull/merge request (unchanged when not publishing);
+    the token (`token`, else the platform's environment variable) is usable inside only."""
+    found = request_ref(config.publish, env)
+    if found is None:
+        yield request
+        return
+    if request.mode is DiffMode.STDIN:
+        raise ConfigError("--publish reviews the request's commits: it cannot review a --diff")
+    ref, shas = found
+    secret = token or token_from_env(ref.platform, env)
+    client = client_for(ref, secret)
+    root = find_repo_root(Path(request.repo))
+    flags_range = request.mode is not DiffMode.WORKSPACE
+    context = prepare(ref, shas, client, root, flags_range=flags_range, run_url=run_url)
+    with registered(ref, secret):
+        yield request.for_pull_request(context)
+
+
+def fallback_summary(context: PullRequestContext, outcome: ReviewOutcome, reason: str) -> str:
+    """The summary for `$GITHUB_STEP_SUMMARY` when it could not be posted."""
+    reported = {f.fingerprint for f in outcome.findings}
+    carried = [f for f in context.carried if f.fingerprint not in reported]
+    open_findings = [*(PriorFinding.of(f) for f in outcome.findings), *carried]
+    return render_summary(context, outcome, open_findings, [f"Not posted: {reason}"], set())

@@ -1,0 +1,47 @@
+"""What the summary comment remembers between runs: the head it reviewed and the request's
+open findings, so a later run reviews only what is new and still describes the whole request."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from reviewflow.findings.models import Finding
+from reviewflow.models import Severity
+
+STATE_VERSION = 1
+MAX_REMEMBERED = 400  # open findings kept in the summary's marker (GitHub bodies: 65,536 chars)
+
+
+class PriorFinding(BaseModel):
+    """An open finding of an earlier run, where it was at that run's head."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fingerprint: str
+    severity: Severity
+    path: str
+    start_line: int
+    end_line: int
+    title: str
+
+    @classmethod
+    def of(cls, finding: Finding) -> PriorFinding:
+        return cls(
+            fingerprint=finding.fingerprint,
+            severity=finding.severity,
+            path=finding.path,
+            start_line=finding.start_line,
+            end_line=finding.end_line,
+            title=finding.title[:120],
+        )
+
+
+class SummaryState(BaseModel):
+    """The summary's hidden state: the base and head reviewed, the open findings at that head."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    version: int = STATE_VERSION
+    base: str
+    head: str
+    findings: tuple[PriorFinding, ...] = ()
