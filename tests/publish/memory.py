@@ -1,4 +1,5 @@
-"""An in-memory platform for the publisher's decisions (the HTTP fakes test the clients)."""
+"""An in-memory platform for the publisher's decisions (the HTTP fakes test the clients), and
+the findings, outcomes and contexts the publishing tests and `bench/publish_calls.py` use."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from reviewflow.publish.models import (
     SummaryNote,
     Thread,
 )
+from reviewflow.report.outcome import ReviewedFile, ReviewOutcome
+from tests.report.samples import make_outcome
 
 REF = RequestRef(platform=Platform.GITHUB, repo="acme/app", number=7, api_url="http://x")
 INFO = RequestInfo(base_sha="b" * 40, head_sha="h" * 40, start_sha="b" * 40, web_url="http://pr/7")
@@ -105,3 +108,21 @@ def context(**update: object) -> PullRequestContext:
         ref=REF, info=INFO, base=INFO.base_sha, head=INFO.head_sha, scope=ReviewScope.FULL
     )
     return base.model_copy(update=update)
+
+
+def many_findings(count: int) -> list[Finding]:
+    return [finding(f"src/m{i % 4}.py", 10 + i, f"value_{i} = compute({i})") for i in range(count)]
+
+
+def outcome_of(findings: list[Finding]) -> ReviewOutcome:
+    files = tuple(ReviewedFile(path=p, rule={}) for p in sorted({f.path for f in findings}))
+    return make_outcome(findings=tuple(findings), files=files, excluded=(), exit_code=1)
+
+
+def full_context(ref: RequestRef, base: str, head: str) -> PullRequestContext:
+    info = INFO.model_copy(update={"base_sha": base, "head_sha": head, "start_sha": base})
+    return PullRequestContext(ref=ref, info=info, base=base, head=head, scope=ReviewScope.FULL)
+
+
+def all_lines(findings: list[Finding]) -> dict[str, set[int]]:
+    return {p: set(range(1, 400)) for p in {f.path for f in findings}}

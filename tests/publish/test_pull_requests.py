@@ -79,6 +79,7 @@ def _deployed(
     assert state.is_completed() == (report["exit_code"] == 0)
     [summary] = artifacts(state.state_details.flow_run_id)[summary_key(pr.bare.as_uri())]
     assert summary["pull_request"] == report["pull_request"]["url"]  # the artifact links to it
+    assert f"/flow-run/{state.state_details.flow_run_id}" in pr.side.summaries()[0]  # and back
     return report["exit_code"], report
 
 

@@ -157,11 +157,13 @@ class FakeGitHub:
         headers: Mapping[str, str] | None = None,
         count: int = 1,
         kind: str = "",
+        after: int = 0,
     ) -> None:
-        """The next `count` requests whose kind starts with `kind` get `status` and `message`."""
+        """The next `count` requests whose kind starts with `kind` get `status` and `message`,
+        once `after` of them went through."""
         body = {"message": message, "documentation_url": "https://docs.github.com/rest"}
         with self._api.lock:
-            self._api.faults.append(Fault(status, body, dict(headers or {}), count, kind))
+            self._api.faults.append(Fault(status, body, dict(headers or {}), count, kind, after))
 
     def secondary_rate_limit(self, count: int = 1, retry_after: int = 1, kind: str = "") -> None:
         message = "You have exceeded a secondary rate limit. Please wait a few minutes."

@@ -31,13 +31,15 @@ class RecordedRequest:
 
 @dataclass
 class Fault:
-    """The answer the next `count` requests of `kind` (a prefix; "" for any) get instead."""
+    """The answer the next `count` requests of `kind` (a prefix; "" for any) get instead,
+    once `after` of them went through."""
 
     status: int
     body: dict[str, Any]
     headers: dict[str, str] = field(default_factory=dict)
     count: int = 1
     kind: str = ""
+    after: int = 0
 
 
 class Api:
@@ -139,6 +141,9 @@ class Api:
     def _take_fault(self, kind: str) -> Fault | None:
         for fault in self.faults:
             if kind.startswith(fault.kind):
+                if fault.after > 0:
+                    fault.after -= 1
+                    return None
                 fault.count -= 1
                 if fault.count <= 0:
                     self.faults.remove(fault)
