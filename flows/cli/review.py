@@ -226,7 +226,7 @@ def published_line(run: ReviewRun, env: Mapping[str, str]) -> None:
     if done is not None:
         sys.stderr.write(
             f"reviewflow: published on {done.url}: {done.posted} new comment(s), "
-            f"{done.resolved} resolved, summary {done.summary}\n"
+            f"{done.resolved} resolved, {done.open} open on the request, summary {done.summary}\n"
         )
     if run.publish_error is None:
         return

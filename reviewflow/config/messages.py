@@ -15,7 +15,12 @@ _SECRET_KEYS = frozenset({"model.api_key"})
 ENV_SOURCE = "environment"
 FLAGS_SOURCE = "flags"
 # Flags whose name is not the key's own name.
-_FLAG_NAMES = {"model.name": "--model", "output.json": "--json"}
+_FLAG_NAMES = {
+    "model.name": "--model",
+    "output.json": "--json",
+    "publish.target": "--publish",
+    "publish.repo": "--platform-repo",
+}
 
 
 def describe_validation_error(exc: ValidationError, source: str) -> str:

@@ -102,5 +102,6 @@ class PublishResult(_Record):
     resolved: int = 0
     dismissed: int = 0
     not_on_diff: int = 0
+    open: int = 0  # the request's open findings after this run (this run's and carried ones)
     summary: str = "created"  # or "edited"
     calls: int = 0

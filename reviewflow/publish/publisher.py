@@ -55,6 +55,7 @@ def publish(
         resolved=len(resolved),
         dismissed=sum(1 for f in outcome.findings if f.fingerprint in dismissed),
         not_on_diff=len(skipped),
+        open=len(open_findings),
         summary="edited" if note else "created",
         calls=client.calls,
     )

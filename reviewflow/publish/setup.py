@@ -18,7 +18,7 @@ from reviewflow.publish.context import PullRequestContext
 from reviewflow.publish.preflight import prepare
 from reviewflow.publish.state import PriorFinding
 from reviewflow.publish.summary import render_summary
-from reviewflow.publish.target import request_ref, token_from_env
+from reviewflow.publish.target import platform_of, request_ref, token_from_env
 from reviewflow.publish.tokens import client_for, registered
 from reviewflow.report.outcome import ReviewOutcome
 from reviewflow.request import ReviewRequest
@@ -35,12 +35,12 @@ def publishing(
 ) -> Iterator[ReviewRequest]:
     """`request` as it publishes to its pull/merge request (unchanged when not publishing);
     the token (`token`, else the platform's environment variable) is usable inside only."""
+    if request.mode is DiffMode.STDIN and platform_of(config.publish, env) is not None:
+        raise ConfigError("--publish reviews the request's commits: it cannot review a --diff")
     found = request_ref(config.publish, env)
     if found is None:
         yield request
         return
-    if request.mode is DiffMode.STDIN:
-        raise ConfigError("--publish reviews the request's commits: it cannot review a --diff")
     ref, shas = found
     secret = token or token_from_env(ref.platform, env)
     client = client_for(ref, secret)

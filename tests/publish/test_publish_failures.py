@@ -42,6 +42,8 @@ def _review(pr: PullRequest, tmp_path: Path, *flags: str) -> int:
         ),
         ({"GITHUB_TOKEN": "ghp_wrong"}, (), "the GitHub token was refused (HTTP 401)"),
         ({}, ("--pull-request", "99"), "GitHub found no pull request acme/app#99"),
+        ({}, ("--diff", "-"), "--publish reviews the request's commits: it cannot review a --diff"),
+        ({}, ("--platform-repo", "bad"), "invalid value for --platform-repo: 'bad'"),
         (
             {"GITHUB_EVENT_PATH": ""},
             (),
