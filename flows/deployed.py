@@ -78,6 +78,13 @@ def _with_publish(
     return merged
 
 
+def publish_token(config: Config) -> SecretStr | None:
+    """The platform token from the Secret block `publish.token_block` names (None: unset, the
+    worker's environment then holds it)."""
+    block = config.publish.token_block
+    return secret_block_value(block, "publish.token_block") if block else None
+
+
 def failed(reason: str) -> State:
     """A Failed state Prefect can read back: the reason is its message, and its result is
     `FailedRun(reason)`, from this state as from the API (which never holds a summary: the
@@ -128,8 +135,7 @@ def ci_review(
         home=str(home),
         ci_variables=ci_variables(env) or (DEPLOYMENT_CI,),
     )
-    block = config.publish.token_block
-    token = secret_block_value(block, "publish.token_block") if block else None
+    token = publish_token(config)
     with publishing(config, env, request, token=token, run_url=flow_run.ui_url) as request:
         run = run_review(request, config)
     summary = run_summary(run).model_dump(mode="json")

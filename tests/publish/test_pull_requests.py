@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from prefect.blocks.system import Secret
 
 from flows.cli.main import main
-from flows.deployed import ci_review
+from flows.deployed import ci_review, deployed_config, publish_token
+from reviewflow.errors import ConfigError
 from reviewflow.publish.markers import RESOLVED, summary_state
 from reviewflow.report.gate import summary_key
 from tests.deploy.readback import artifacts
@@ -151,3 +153,14 @@ def test_a_request_reviewed_push_after_push_is_never_commented_twice(
     for root in (rf_home, tmp_path, prefect_api_home):
         for path in root.rglob("*"):
             assert not path.is_file() or token not in path.read_bytes(), path
+
+
+def test_a_deployed_run_takes_its_platform_token_from_a_secret_block() -> None:
+    Secret(value="glpat-from-block-123").save("reviewflow-test-gitlab", overwrite=True)
+    config = deployed_config({"publish": {"token_block": "reviewflow-test-gitlab"}}, {})
+    token = publish_token(config)
+    assert token is not None and token.get_secret_value() == "glpat-from-block-123"
+    assert publish_token(deployed_config({}, {})) is None
+    missing = deployed_config({"publish": {"token_block": "no-such-block"}}, {})
+    with pytest.raises(ConfigError, match=r"invalid value for 'publish\.token_block': 'no-such"):
+        publish_token(missing)
