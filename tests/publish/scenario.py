@@ -86,6 +86,7 @@ class Side(Protocol):
     def posted(self) -> list[Posted]: ...
     def summaries(self) -> list[str]: ...
     def dismiss(self, thread_id: str, text: str) -> None: ...
+    def resolve(self, thread_id: str) -> None: ...
     def env(self, token: str | None = None) -> dict[str, str]: ...
     def token(self) -> str: ...
 
@@ -127,6 +128,9 @@ class GitHubSide:
 
     def dismiss(self, thread_id: str, text: str) -> None:
         self.fake.person_replies(thread_id, text, "alice")
+
+    def resolve(self, thread_id: str) -> None:
+        self.fake.person_resolves(thread_id, "bob")
 
     def token(self) -> str:
         return fake_github.TOKEN
@@ -175,6 +179,9 @@ class GitLabSide:
 
     def dismiss(self, thread_id: str, text: str) -> None:
         self.fake.person_replies(thread_id, text, "alice")
+
+    def resolve(self, thread_id: str) -> None:
+        self.fake.person_resolves(thread_id, "bob")
 
     def token(self) -> str:
         return fake_gitlab.BOT_TOKEN

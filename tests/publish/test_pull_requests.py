@@ -135,19 +135,21 @@ def test_a_request_reviewed_push_after_push_is_never_commented_twice(
     state = summary_state(side.summaries()[0])
     assert state is not None and state.head == pr.head and len(state.findings) == 2
 
-    # 4. A person dismisses the leak; a force-push reviews the whole request again.
+    # 4. A person dismisses the leak, another resolves the merge finding's thread; a force-push
+    #    reviews the whole request again and reports both again: neither is posted again.
     leak = next(p for p in threads.values() if not p.resolved and p.fingerprint in posted)
+    mutates = next(p for p in threads.values() if p.fingerprint not in posted)
     side.dismiss(leak.id, "reviewflow: dismiss false alarm, closed by the caller")
+    side.resolve(mutates.id)
     pr.force_push({"app/settings.py": FIXED, "app/extra.py": EXTRA})
     wire.respond("openai", ScriptedReviewer({"app/settings.py": [LEAK], "app/extra.py": [MUTATES]}))
     code, report = review(pr, monkeypatch, wire)
-    assert code == 0 and report["pull_request"]["scope"] == "full"
-    assert [f["title"] for f in report["findings"]] == [MUTATES["title"]]
-    [dismissed] = [d for d in report["dropped"] if d["reason"] == "dismissed"]
-    assert dismissed["title"] == LEAK["title"]
-    assert dismissed["detail"] == "dismissed by @alice: false alarm, closed by the caller"
+    assert code == 0 and report["pull_request"]["scope"] == "full" and report["findings"] == []
+    dismissed = {d["title"]: d["detail"] for d in report["dropped"] if d["reason"] == "dismissed"}
+    assert dismissed[LEAK["title"]] == "dismissed by @alice: false alarm, closed by the caller"
+    assert dismissed[MUTATES["title"]].startswith("thread resolved")
     assert len(side.posted()) == 3 and len(side.summaries()) == 1  # nothing posted twice
-    assert "gate passed" in side.summaries()[0]
+    assert "gate passed" in side.summaries()[0] and "No open findings" in side.summaries()[0]
 
     token = side.token().encode()
     for root in (rf_home, tmp_path, prefect_api_home):
