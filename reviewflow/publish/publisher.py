@@ -42,8 +42,7 @@ def publish(
     for thread in gone:
         client.resolve(thread, _resolution(context))
     resolved = {ours(t) for t in gone}
-    reviewed = {f.path for f in outcome.files}
-    open_findings = _open_findings(state, context, current, resolved, set(dismissed), reviewed)
+    open_findings = _open_findings(state, context, outcome, current, resolved | set(dismissed))
     activity = _activity(len(fresh) - len(skipped), len(resolved), dismissed, skipped)
     note = summary_note(state.notes)
     body = render_summary(context, outcome, open_findings, activity, skipped)
@@ -64,14 +63,26 @@ def publish(
 def _resolvable(
     thread: Thread, context: PullRequestContext, outcome: ReviewOutcome, keep: set[str]
 ) -> bool:
-    """Whether this run looked at the thread's finding again and no longer reports it: its
-    lines were in the reviewed range (incremental), or its file was reviewed (whole range)."""
+    """Whether this run looked at the thread's finding again and no longer reports it."""
     fingerprint = ours(thread)
-    if fingerprint is None or fingerprint in keep:
+    return (
+        fingerprint is not None
+        and fingerprint not in keep
+        and _looked_at(fingerprint, thread.path, context, outcome)
+    )
+
+
+def _looked_at(
+    fingerprint: str, path: str, context: PullRequestContext, outcome: ReviewOutcome
+) -> bool:
+    """Whether this run reviewed a finding's code again: its lines were in the reviewed range
+    (incremental) or its file was reviewed (whole range), and the review of that file
+    finished (a failed model request proves nothing fixed)."""
+    if path in outcome.incomplete_files:
         return False
     if context.scope is ReviewScope.INCREMENTAL:
         return fingerprint in context.rereviewed
-    return thread.path in {f.path for f in outcome.files}
+    return path in {f.path for f in outcome.files}
 
 
 def _resolution(context: PullRequestContext) -> str:
@@ -81,23 +92,21 @@ def _resolution(context: PullRequestContext) -> str:
 def _open_findings(
     state: RequestState,
     context: PullRequestContext,
+    outcome: ReviewOutcome,
     current: Sequence[Finding],
-    resolved: set[str | None],
-    dismissed: set[str],
-    reviewed: set[str],
+    closed: set[str | None],
 ) -> list[PriorFinding]:
     """The request's open findings after this run: this run's, those carried forward, and
-    earlier ones this run did not look at again (their threads stay as they are)."""
+    earlier ones this run did not look at again (their threads stay as they are). `closed`:
+    resolved by this run or dismissed."""
     out = {f.fingerprint: PriorFinding.of(f) for f in current}
     prior = prior_state(state)
-    whole = context.scope is not ReviewScope.INCREMENTAL
-    earlier = [*context.carried, *(prior.findings if prior else ())]
-    for finding in earlier:
+    for finding in [*context.carried, *(prior.findings if prior else ())]:
         fingerprint = finding.fingerprint
-        if fingerprint in out or fingerprint in resolved or fingerprint in dismissed:
+        if fingerprint in out or fingerprint in closed:
             continue
-        if fingerprint in context.rereviewed or (whole and finding.path in reviewed):
-            continue  # looked at again and not reported: fixed (its thread, if any, resolved)
+        if _looked_at(fingerprint, finding.path, context, outcome):
+            continue  # looked at again and not reported: fixed
         out[fingerprint] = finding
     return list(out.values())
 

@@ -159,3 +159,14 @@ def test_the_summary_marker_survives_a_person_editing_around_it_and_garbage_is_i
         platform.notes[0].model_copy(update={"body": "<!-- reviewflow:summary !!! -->"})
     ]
     assert prior_state(platform.read()) is None  # unreadable: the next run reviews everything
+
+
+def test_a_file_whose_review_did_not_finish_keeps_its_threads_open() -> None:
+    platform = MemoryPlatform()
+    publish(platform, context(), _outcome(A, B))
+    failed = _outcome().model_copy(
+        update={"status": "incomplete", "exit_code": 2, "incomplete_files": ("app/b.py",)}
+    )
+    result = publish(platform, context(), failed)
+    assert result.resolved == 1 and not platform.thread_of(B.fingerprint).resolved
+    assert {f.fingerprint for f in _state(platform).findings} == {B.fingerprint}
