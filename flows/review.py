@@ -64,7 +64,9 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
     cancel.reclaim_sigterm()  # a CLI's SIGTERM cancels as Ctrl-C does (not a crash)
     started = datetime.now(UTC)
     change = collect_diff(as_is(request), config.review.context_lines)
-    scope = select_files(as_is(change), as_is(request), config.review.max_file_bytes)
+    scope = select_files(
+        as_is(change), as_is(request), config.review.max_file_bytes, config.review.instructions
+    )
     jobs = chunk_files(as_is(scope), as_is(config.review), config.output.language)
     options = stage_options(request.home, request.no_cache)
     stages = run_model_stages(

@@ -11,6 +11,9 @@ from reviewflow.select.scope import Scope, select
 
 
 @task(name="select_files", cache_policy=NO_CACHE, retries=0)
-def select_files(change: Change, request: ReviewRequest, max_file_bytes: int) -> Scope:
-    """Resolve rules and keep or exclude each file (home and CI state come on the request)."""
-    return select(change, request, max_file_bytes)
+def select_files(
+    change: Change, request: ReviewRequest, max_file_bytes: int, instructions: str | None = None
+) -> Scope:
+    """Resolve rules and instructions and keep or exclude each file (home and CI state come on
+    the request)."""
+    return select(change, request, max_file_bytes, instructions)

@@ -23,7 +23,10 @@ from reviewflow.config.schema import Config
 def cmd_rules_check(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     from reviewflow.report.rulecheck import check_path, render_check
 
-    result = check_path(Path(args.repo), args.path, args.custom_rule, home_dir(env), env)
+    home = home_dir(env)
+    instructions = args.instructions and str(Path(args.instructions).absolute())
+    setting = instructions or load_config(home, env).review.instructions
+    result = check_path(Path(args.repo), args.path, args.custom_rule, home, env, setting)
     if args.json:
         sys.stdout.write(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
     else:

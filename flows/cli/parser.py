@@ -25,6 +25,12 @@ exit codes: 0 nothing matches fail_on, 1 a finding matches fail_on,
 """
 
 
+INSTRUCTIONS_HELP = (
+    "team review instructions (Markdown, at most 16 KiB) for every file; in CI a file inside "
+    "the repository is read at the trusted ref"
+)
+
+
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line and exit 2."""
 
@@ -43,6 +49,7 @@ def _add_change_flags(parser: argparse.ArgumentParser) -> None:
         "--diff", dest="diff_source", metavar="FILE", help="review a unified diff ('-' = stdin)"
     )
     group.add_argument("--rule", dest="custom_rule", metavar="FILE", help="extra rules.json")
+    group.add_argument("--instructions", metavar="FILE", help=INSTRUCTIONS_HELP)
     group.add_argument(
         "--trusted-ref",
         metavar="REF",
@@ -228,6 +235,7 @@ def _add_rules_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     )
     check.add_argument("path", help="repository-relative path")
     check.add_argument("--rule", dest="custom_rule", metavar="FILE", help="extra rules.json")
+    check.add_argument("--instructions", metavar="FILE", help=INSTRUCTIONS_HELP)
     check.add_argument("--repo", default=".", help="repository (default: current dir)")
     check.add_argument("--json", action="store_true", help="print JSON")
 

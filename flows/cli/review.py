@@ -85,6 +85,8 @@ def flag_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
             out.setdefault(section, {})[key] = value
     if getattr(args, "no_progress", False):
         out.setdefault("output", {})["progress"] = False
+    if getattr(args, "instructions", None):  # as the shell sees it (the config's: the repo's)
+        out.setdefault("review", {})["instructions"] = str(Path(args.instructions).absolute())
     return out
 
 
@@ -150,7 +152,10 @@ def _review(
         # Bad input (repository, refs, diff, rules, trust) fails here with one line, before
         # Prefect starts its API; the flow's own tasks then repeat this cheap front half.
         scope = select(
-            collect(effective, config.review.context_lines), effective, config.review.max_file_bytes
+            collect(effective, config.review.context_lines),
+            effective,
+            config.review.max_file_bytes,
+            config.review.instructions,
         )
         started = datetime.now(UTC)  # the review has started: a cancel from here on is reported
         try:
@@ -320,7 +325,7 @@ def run_preview(
     from reviewflow.select.scope import collect, select
 
     change = collect(request, config.review.context_lines)  # `--diff -`: reads stdin
-    scope = select(change, request, config.review.max_file_bytes)
+    scope = select(change, request, config.review.max_file_bytes, config.review.instructions)
     doc = preview_document(scope, request)
     if json_path and not report_off(json_path):
         write_output(json_path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")

@@ -143,6 +143,9 @@ class ReviewSettings(_Section):
         pattern=r"^(tcp|tls|ucx|inproc)://\S+$",
         description="a scheduler address such as tcp://HOST:8786",
     )
+    instructions: str | None = Field(
+        None, description="a Markdown file of review instructions, e.g. docs/review.md"
+    )  # relative: to the repository root (`--instructions` is made absolute by the CLI)
 
     @field_validator("fail_on", mode="before")
     @classmethod
@@ -150,6 +153,11 @@ class ReviewSettings(_Section):
         if isinstance(value, str):
             return [part.strip().lower() for part in value.split(",") if part.strip()]
         return value
+
+    @field_validator("instructions")
+    @classmethod
+    def _no_blank_instructions(cls, value: str | None) -> str | None:
+        return value if value and value.strip() else None
 
     def cache_identity(self) -> dict[str, int]:
         """The settings a model stage's answer depends on: concurrency, thresholds, the gate

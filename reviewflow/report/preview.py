@@ -72,12 +72,19 @@ def preview_document(scope: Scope, request: ReviewRequest) -> dict[str, Any]:
             for ex in selection.excluded
         ],
         "rules": scope.rules.describe(),
+        "instructions": scope.instructions.record() if scope.instructions else None,
         "warnings": [
             {"code": w.code, "message": w.message, "path": w.path} for w in scope.warnings
         ],
     }
     safe: dict[str, Any] = json_safe(doc)
     return safe
+
+
+def instructions_line(record: dict[str, Any]) -> str:
+    """The instructions' file, size, digest and where they were read from, in one line."""
+    digest = record["sha256"][:12]
+    return f"{record['path']} ({record['bytes']} bytes, sha256 {digest}) from {record['read_from']}"
 
 
 def _describe_rule(rule: dict[str, Any]) -> str:
@@ -108,6 +115,8 @@ def _render(doc: dict[str, Any]) -> list[str]:
         lines.append(f"  base {meta['base_sha'] or '-'}  head {meta['head_sha'] or '-'}")
     if meta["trusted_ref"]:
         lines.append(f"  repository rules read from trusted ref {meta['trusted_ref']}")
+    if doc["instructions"]:
+        lines.append(f"  instructions for every file: {instructions_line(doc['instructions'])}")
     files = doc["files"]
     lines += ["", f"Reviewed files ({len(files)}):"]
     paths = _padded([f["path"] for f in files])

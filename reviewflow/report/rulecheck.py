@@ -9,22 +9,31 @@ from typing import Any
 from reviewflow.errors import GitError
 from reviewflow.git.models import FileDiff, FileStatus
 from reviewflow.git.repo import find_repo_root
-from reviewflow.report.preview import rule_record
+from reviewflow.report.preview import instructions_line, rule_record
 from reviewflow.report.textsafe import json_safe, terminal_text
+from reviewflow.rules.instructions import load_instructions
 from reviewflow.rules.loader import load_rules
 from reviewflow.select.filtering import select_files
 
 
 def check_path(
-    repo: Path, path: str, custom_rule: str | None, home: Path, env: Mapping[str, str]
+    repo: Path,
+    path: str,
+    custom_rule: str | None,
+    home: Path,
+    env: Mapping[str, str],
+    instructions: str | None = None,
 ) -> dict[str, Any]:
-    """Resolve the rule for `path` as a modified file, reading the working tree's rules."""
+    """Resolve the rule for `path` as a modified file, reading the working tree's rules (and
+    the `instructions` file, as outside CI)."""
     try:
         root = find_repo_root(repo)
     except GitError:
         root = repo.resolve()
     custom = Path(custom_rule) if custom_rule else None
     rules = load_rules(root, home, custom, None)
+    guidance, notes = load_instructions(instructions, root, None, ())
+    rules.warnings.extend(notes)
     probe = FileDiff(path=path.replace("\\", "/"), old_path=path, status=FileStatus.MODIFIED)
     selection = select_files([probe], rules)
     kept = selection.kept[0] if selection.kept else None
@@ -38,6 +47,7 @@ def check_path(
             "detail": excluded.detail if excluded else (kept.included_by if kept else None),
             "rule": rule_record(rules.resolve(probe.path)),
             "rules": rules.describe(),
+            "instructions": guidance.record() if guidance else None,
             "warnings": [
                 {"code": w.code, "message": w.message, "path": w.path} for w in rules.warnings
             ],
@@ -59,5 +69,7 @@ def render_check(result: dict[str, Any]) -> str:
         lines.append(f"text:     {rule['reference']}")
     if rule["merged_with"]:
         lines.append(f"merged:   system rule {rule['merged_with']}")
+    if result["instructions"]:
+        lines.append(f"instructions: {instructions_line(result['instructions'])}")
     lines.extend(f"warning:  {w['message']}" for w in result["warnings"])
     return terminal_text(lines)

@@ -48,6 +48,7 @@ class FileJob(BaseModel):
     rule: str
     rule_label: str
     language: str
+    instructions: str | None = None  # the team's, trusted: for the plan and main system prompts
 
     @property
     def needs_plan(self) -> bool:
@@ -73,6 +74,7 @@ def file_jobs(scope: Scope, settings: ReviewSettings, language: str) -> list[Fil
             rule=kept.rule.text,
             rule_label=rule_label(kept.rule),
             language=language,
+            instructions=scope.instructions.text if scope.instructions else None,
         )
         for kept in scope.selection.kept
     ]

@@ -15,7 +15,7 @@ MAX_GUIDANCE_CHARS = 2000
 def plan_request(job: FileJob) -> ModelRequest:
     """The plan request for `job` (no tools)."""
     return ModelRequest(
-        system=templates.system("plan"),
+        system=templates.system("plan", job.instructions),
         messages=(UserMessage(content=templates.plan_user(job)),),
         tool_choice=ToolChoice.AUTO,
     )

@@ -1,6 +1,8 @@
 """The engine's prompts (plan, main, compression), rendered from `prompts/*.j2`.
 
-System prompts take no variables, so they are byte-identical across files and reviews.
+System prompts take no variables, so they are byte-identical across files and reviews; the
+team's instructions (`--instructions`), when given, follow the main and plan system prompts,
+the same for every file of a review.
 """
 
 from __future__ import annotations
@@ -15,9 +17,13 @@ PROMPTS = Path(__file__).parent / "prompts"
 PLAN_MAX_DIFF_CHARS = 48_000
 
 
-def system(stage: str) -> str:
-    """The fixed system prompt of `stage` ("main", "plan" or "compress")."""
-    return render(PROMPTS, f"{stage}_system.j2")
+def system(stage: str, instructions: str | None = None) -> str:
+    """The system prompt of `stage` ("main", "plan" or "compress"), then the team's
+    `instructions` (trusted guidance) when there are any."""
+    text = render(PROMPTS, f"{stage}_system.j2")
+    if not instructions:
+        return text
+    return text + "\n" + render(PROMPTS, "instructions.j2", instructions=instructions)
 
 
 def main_user(job: FileJob, chunk: int, guidance: str | None, budget: int) -> str:

@@ -14,6 +14,7 @@ from reviewflow.git.models import Change, DiffMode
 from reviewflow.git.repo import collect_change, find_repo_root
 from reviewflow.models import ReviewWarning
 from reviewflow.request import ReviewRequest
+from reviewflow.rules.instructions import Instructions, load_instructions
 from reviewflow.rules.loader import RuleSet, load_rules
 from reviewflow.rules.trust import choose_trusted_ref
 from reviewflow.select.filtering import Selection, select_files
@@ -27,6 +28,7 @@ class Scope:
     rules: RuleSet
     selection: Selection
     trusted_ref: str | None
+    instructions: Instructions | None = None  # the team's (`--instructions`), for every file
 
     @property
     def warnings(self) -> list[ReviewWarning]:
@@ -41,8 +43,11 @@ def collect(request: ReviewRequest, context_lines: int, stdin: BinaryIO | None =
     return collect_change(root, request.change_spec(context_lines), stdin)
 
 
-def select(change: Change, request: ReviewRequest, max_file_bytes: int) -> Scope:
-    """Load the rules (from a trusted ref in CI) and filter the change's files.
+def select(
+    change: Change, request: ReviewRequest, max_file_bytes: int, instructions: str | None = None
+) -> Scope:
+    """Load the rules and the instructions file `instructions` names (from a trusted ref in CI)
+    and filter the change's files.
 
     Every input is a parameter or on the request (home, CI variables), none in the environment;
     a file whose diff text is over `max_file_bytes` is left out as too large.
@@ -53,6 +58,10 @@ def select(change: Change, request: ReviewRequest, max_file_bytes: int) -> Scope
     base = change.base_sha if change.spec.mode in (DiffMode.RANGE, DiffMode.COMMIT) else None
     trusted = choose_trusted_ref(request.ci_variables, request.trusted_ref, base)
     rules = load_rules(change.repo_root, Path(request.home), custom, trusted)
+    guidance, notes = load_instructions(
+        instructions, change.repo_root, trusted, request.ci_variables, change
+    )
+    rules.warnings.extend(notes)
     worktree = change.repo_root if change.snapshot_ref is None else None
     selection = select_files(change.files, rules, worktree, max_file_bytes)
-    return Scope(change, rules, selection, trusted)
+    return Scope(change, rules, selection, trusted, guidance)
