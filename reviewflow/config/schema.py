@@ -143,6 +143,16 @@ class ReviewSettings(_Section):
         pattern=r"^(tcp|tls|ucx|inproc)://\S+$",
         description="a scheduler address such as tcp://HOST:8786",
     )
+    sast: bool = False
+    sast_rules: str | None = Field(
+        None, min_length=1, description="a directory of semgrep rule files (.yaml, .yml)"
+    )
+    sast_semgrep: str | None = Field(
+        None, min_length=1, description="the semgrep executable (default: beside Python, or PATH)"
+    )
+    sast_timeout: Duration = Field(
+        300.0, description="a positive duration such as 300s or 5m: the longest one semgrep run"
+    )
 
     @field_validator("fail_on", mode="before")
     @classmethod

@@ -42,6 +42,7 @@ class _State:
     path: str
     label: str  # "chunk 1/3", for warnings
     messages: list[Message]
+    system: str
     choice: ToolChoice = ToolChoice.AUTO
     empty: int = 0  # consecutive no-tool answers before any valid tool activity
     active: bool = False  # valid tool activity seen
@@ -71,7 +72,8 @@ def review_chunk(
     budget = context_budget(job.changed_lines, settings.max_context_tool_calls)
     session = ToolSession(snapshot, job.path, chunk, budget)
     first = UserMessage(content=templates.main_user(job, chunk, guidance, budget))
-    state = _State(job.path, f"chunk {chunk + 1}/{len(job.chunks)}", [first])
+    label = f"chunk {chunk + 1}/{len(job.chunks)}"
+    state = _State(job.path, label, [first], templates.main_system(job))
     _run(state, session, settings, send)
     _check_comments(state, session)
     return ChunkResult(
@@ -127,7 +129,7 @@ def _check_comments(state: _State, session: ToolSession) -> None:
 
 def _request(state: _State, session: ToolSession) -> ModelRequest:
     return ModelRequest(
-        system=templates.system("main"),
+        system=state.system,
         messages=tuple(state.messages),
         tools=tools.offered(session.context_allowed),
         tool_choice=state.choice,
