@@ -157,7 +157,7 @@ def _review(
         if config.review.sast:  # semgrep and the SAST rules, checked before Prefect starts
             from reviewflow.sast.scan import prepare
 
-            prepare(config.review, scope)
+            prepare(config.review, scope, verify_version=True)
         started = datetime.now(UTC)  # the review has started: a cancel from here on is reported
         try:
             with (
@@ -331,7 +331,7 @@ def run_preview(
     if config.review.sast:
         from reviewflow.sast.scan import prescan
 
-        sast = prescan(scope, config.review, request.home, request.no_cache)
+        sast = prescan(scope, config.review, request.home, request.no_cache, verify_version=True)
     doc = preview_document(scope, request, sast)
     if json_path and not report_off(json_path):
         write_output(json_path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")

@@ -32,10 +32,11 @@ KEPT_ENV = ("PATH", "TMPDIR", "SYSTEMROOT", "LD_LIBRARY_PATH")
 
 @dataclass(frozen=True, slots=True)
 class Semgrep:
-    """A semgrep executable known to be the accepted version."""
+    """A semgrep executable and the version it must be (checked on each scan's own output,
+    and with `--version` when a scan fails: no extra process when all goes well)."""
 
     path: str
-    version: str
+    version: str = ACCEPTED_VERSION
 
 
 def locate(configured: str | None, python: str | None = None) -> str:
@@ -58,20 +59,23 @@ def locate(configured: str | None, python: str | None = None) -> str:
     return found
 
 
-def check(configured: str | None, workdir: Path) -> Semgrep:
-    """The located semgrep, if it is the accepted version; SastError naming both otherwise."""
-    path = locate(configured)
+def check_version(path: str, workdir: Path) -> str:
+    """The version `path --version` reports; SastError when it fails or is not the accepted one."""
     result = _run([path, "--experimental", "--version"], workdir, VERSION_TIMEOUT_S)
     version = result.stdout.decode("utf-8", "replace").strip().splitlines()
     found = version[-1].strip() if version and result.returncode == 0 else None
     if found is None:
         raise SastError(f"--sast: {path} --version failed: {_first_line(result.stderr)}")
+    _check_accepted(found, path)
+    return found
+
+
+def _check_accepted(found: str, path: str) -> None:
     if found != ACCEPTED_VERSION:
         raise SastError(
             f"--sast: semgrep {found} is installed ({path}); reviewflow accepts "
             f"{ACCEPTED_VERSION} only: {INSTALL_HINT}"
         )
-    return Semgrep(path, found)
 
 
 def scan_command(semgrep: Semgrep, configs: Sequence[str], targets: Sequence[str]) -> list[str]:
@@ -94,8 +98,10 @@ def run_scan(
     except ValueError:
         document = None
     if result.returncode not in FAILED_EXIT or not isinstance(document, dict):
+        check_version(semgrep.path, workdir)  # another version says so; else the failure does
         reason = _error_of(document) or _first_line(result.stderr)
         raise SastError(f"--sast: semgrep failed (exit {result.returncode}): {reason}")
+    _check_accepted(str(document.get("version", "unknown")), semgrep.path)
     rule_errors = [e for e in document.get("errors", ()) if _is_rule_error(e)]
     if rule_errors:
         raise SastError(f"--sast: semgrep refused the rules: {_message(rule_errors[0])}")
