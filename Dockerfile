@@ -23,7 +23,10 @@ COPY deployments/docker ./deployments/docker
 COPY reviewflow ./reviewflow
 COPY tasks ./tasks
 COPY flows ./flows
+# semgrep for `--sast`, in a venv of its own (its pins conflict with Prefect's), on PATH.
 RUN sh deployments/docker/install.sh \
+    && sh deployments/docker/install-sast.sh /opt/semgrep \
+    && ln -s /opt/semgrep/bin/semgrep /usr/local/bin/semgrep \
     && useradd --create-home --uid 10001 --shell /usr/sbin/nologin reviewflow
 
 USER 10001

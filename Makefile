@@ -2,6 +2,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# semgrep for --sast and its tests, in a venv of its own: its pins conflict with Prefect's.
+SAST_VENV ?= $(VENV)-sast
 export DO_NOT_TRACK := 1
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 
@@ -15,10 +17,14 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install -q -e .
 	touch $@
 
-dev: $(VENV)/.dev-installed
+dev: $(VENV)/.dev-installed $(SAST_VENV)/.installed
 
 $(VENV)/.dev-installed: pyproject.toml $(VENV)/.installed
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@
+
+$(SAST_VENV)/.installed: deployments/docker/sast-constraints.txt
+	. $(VENV)/bin/activate && sh deployments/docker/install-sast.sh $(SAST_VENV)
 	touch $@
 
 lint: dev
@@ -48,7 +54,7 @@ build-info:
 		"$$(date -u +%Y-%m-%dT%H:%M:%SZ)" > reviewflow/_build.py
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SAST_VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
 
 # The image's install steps (deployments/docker/install.sh, as the Dockerfile runs them) in a
 # fresh venv, and hadolint: what can be checked without a Docker engine. Needs the package index.
@@ -58,5 +64,6 @@ image-check: dev
 	. build/image-venv/bin/activate && sh deployments/docker/install.sh \
 		&& rm -rf build/image-home && export REVIEWFLOW_HOME=$$PWD/build/image-home \
 		&& reviewflow server prepare && reviewflow server prepare \
-		&& reviewflow server status | grep -q '^not running'
-	rm -rf build/image-venv build/image-home
+		&& reviewflow server status | grep -q '^not running' \
+		&& sh deployments/docker/install-sast.sh build/image-sast
+	rm -rf build/image-venv build/image-home build/image-sast

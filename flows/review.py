@@ -47,6 +47,7 @@ from tasks.finalize import finalize_findings
 from tasks.localize import localize_findings
 from tasks.publish import publish_findings
 from tasks.report import write_review_reports
+from tasks.sast import sast_prescan
 from tasks.select import select_files
 
 ReviewFlow = Flow[[ReviewRequest, Config, ProviderHandle], ReviewRun]
@@ -67,7 +68,12 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
     scope = select_files(
         as_is(change), as_is(request), config.review.max_file_bytes, config.review.instructions
     )
-    jobs = chunk_files(as_is(scope), as_is(config.review), config.output.language)
+    sast = (
+        sast_prescan(as_is(scope), as_is(config.review), request.home, request.no_cache)
+        if config.review.sast
+        else None
+    )
+    jobs = chunk_files(as_is(scope), as_is(config.review), config.output.language, as_is(sast))
     options = stage_options(request.home, request.no_cache)
     stages = run_model_stages(
         jobs,

@@ -33,6 +33,10 @@ class TrustError(ReviewError):
     """In CI, repository rules would be read from an untrusted ref."""
 
 
+class SastError(ReviewError):
+    """`--sast` cannot run: semgrep missing, of another version or failing, or bad SAST rules."""
+
+
 class OutputError(ReviewError):
     """A report or config file cannot be written."""
 

@@ -7,10 +7,13 @@ from prefect.cache_policies import NO_CACHE
 
 from reviewflow.config import ReviewSettings
 from reviewflow.review.jobs import FileJob, file_jobs
+from reviewflow.sast.models import SastScan
 from reviewflow.select.scope import Scope
 
 
 @task(name="chunk_files", cache_policy=NO_CACHE, retries=0)  # deterministic and cheap
-def chunk_files(scope: Scope, settings: ReviewSettings, language: str) -> list[FileJob]:
-    """One job per kept file: its chunks, its rule and the output language."""
-    return file_jobs(scope, settings, language)
+def chunk_files(
+    scope: Scope, settings: ReviewSettings, language: str, sast: SastScan | None = None
+) -> list[FileJob]:
+    """One job per kept file: its chunks, its rule, the output language, its SAST results."""
+    return file_jobs(scope, settings, language, sast)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import textwrap
 from typing import NoReturn
@@ -78,6 +79,18 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
     )
     review.add_argument(
         "--dask-address", metavar="URL", help="Dask scheduler, e.g. tcp://HOST:8786 (dask runner)"
+    )
+    review.add_argument(
+        "--sast",
+        action="store_true",
+        default=None,
+        help="semgrep pre-scan; its results on added lines are hints for the model (needs semgrep)",
+    )
+    review.add_argument(
+        "--sast-rules",
+        type=os.path.abspath,
+        metavar="DIR",
+        help="your own semgrep rules as well (in CI read from the trusted ref when in the repo)",
     )
     model = parser.add_argument_group("model settings (the API key comes from config or env)")
     model.add_argument("--protocol", choices=[p.value for p in Protocol])

@@ -58,6 +58,8 @@ _FLAG_KEYS: dict[str, tuple[str, str]] = {
     "fail_on": ("review", "fail_on"),
     "task_runner": ("review", "task_runner"),
     "dask_address": ("review", "dask_address"),
+    "sast": ("review", "sast"),
+    "sast_rules": ("review", "sast_rules"),
     "protocol": ("model", "protocol"),
     "model_name": ("model", "name"),
     "endpoint": ("model", "endpoint"),
@@ -157,6 +159,10 @@ def _review(
             config.review.max_file_bytes,
             config.review.instructions,
         )
+        if config.review.sast:  # semgrep and the SAST rules, checked before Prefect starts
+            from reviewflow.sast.scan import prepare
+
+            prepare(config.review, scope, verify_version=True)
         started = datetime.now(UTC)  # the review has started: a cancel from here on is reported
         try:
             with (
@@ -326,7 +332,12 @@ def run_preview(
 
     change = collect(request, config.review.context_lines)  # `--diff -`: reads stdin
     scope = select(change, request, config.review.max_file_bytes, config.review.instructions)
-    doc = preview_document(scope, request)
+    sast = None
+    if config.review.sast:
+        from reviewflow.sast.scan import prescan
+
+        sast = prescan(scope, config.review, request.home, request.no_cache, verify_version=True)
+    doc = preview_document(scope, request, sast)
     if json_path and not report_off(json_path):
         write_output(json_path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     (sys.stderr if json_path == "-" else sys.stdout).write(render_preview(doc))  # stdout: JSON

@@ -146,6 +146,16 @@ class ReviewSettings(_Section):
     instructions: str | None = Field(
         None, description="a Markdown file of review instructions, e.g. docs/review.md"
     )  # relative: to the repository root (`--instructions` is made absolute by the CLI)
+    sast: bool = False
+    sast_rules: str | None = Field(
+        None, min_length=1, description="a directory of semgrep rule files (.yaml, .yml)"
+    )
+    sast_semgrep: str | None = Field(
+        None, min_length=1, description="the semgrep executable (default: beside Python, or PATH)"
+    )
+    sast_timeout: Duration = Field(
+        300.0, description="a positive duration such as 300s or 5m: the longest one semgrep run"
+    )
 
     @field_validator("fail_on", mode="before")
     @classmethod

@@ -8,6 +8,7 @@ from reviewflow import __version__
 from reviewflow.report.textsafe import for_terminal, json_safe, terminal_text
 from reviewflow.request import ReviewRequest
 from reviewflow.rules.models import ResolvedRule
+from reviewflow.sast.models import SastScan
 from reviewflow.select.filtering import SelectedFile
 from reviewflow.select.scope import Scope
 
@@ -54,8 +55,11 @@ def _file_record(selected: SelectedFile) -> dict[str, Any]:
     }
 
 
-def preview_document(scope: Scope, request: ReviewRequest) -> dict[str, Any]:
-    """The preview as a JSON-able document (non-UTF-8 name bytes shown as `\\xNN`)."""
+def preview_document(
+    scope: Scope, request: ReviewRequest, sast: SastScan | None = None
+) -> dict[str, Any]:
+    """The preview as a JSON-able document (non-UTF-8 name bytes shown as `\\xNN`); with
+    `--sast`, the pre-scan and each file's results on added lines."""
     selection = scope.selection
     doc = {
         "schema_version": PREVIEW_SCHEMA_VERSION,
@@ -77,6 +81,8 @@ def preview_document(scope: Scope, request: ReviewRequest) -> dict[str, Any]:
             {"code": w.code, "message": w.message, "path": w.path} for w in scope.warnings
         ],
     }
+    if sast is not None:
+        _add_sast(doc, sast)
     safe: dict[str, Any] = json_safe(doc)
     return safe
 
@@ -85,6 +91,20 @@ def instructions_line(record: dict[str, Any]) -> str:
     """The instructions' file, size, digest and where they were read from, in one line."""
     digest = record["sha256"][:12]
     return f"{record['path']} ({record['bytes']} bytes, sha256 {digest}) from {record['read_from']}"
+
+
+def _add_sast(doc: dict[str, Any], sast: SastScan) -> None:
+    doc["sast"] = {
+        "semgrep_version": sast.semgrep_version,
+        "rules": sast.rules,
+        "rules_digest": sast.rules_digest,
+        "files_scanned": sast.files,
+        "files_reused": sast.reused,
+        "results": sast.total,
+        "duration_ms": sast.duration_ms,
+    }
+    for item in doc["files"]:
+        item["sast"] = [r.model_dump(mode="json") for r in sast.for_path(item["path"])]
 
 
 def _describe_rule(rule: dict[str, Any]) -> str:
@@ -124,6 +144,9 @@ def _render(doc: dict[str, Any]) -> list[str]:
         extra = f"  [included by {item['included_by']}]" if item["included_by"] else ""
         counts = f"+{item['added']} -{item['removed']}"
         lines.append(f"  {path}  {counts:>11}  {_describe_rule(item['rule'])}{extra}")
+        lines.extend(_sast_lines(item.get("sast", ())))
+    if "sast" in doc:
+        lines += ["", _sast_summary(doc["sast"])]
     excluded = doc["excluded_files"]
     lines += ["", f"Excluded files ({len(excluded)}):"]
     paths = _padded([ex["path"] for ex in excluded])
@@ -134,3 +157,23 @@ def _render(doc: dict[str, Any]) -> list[str]:
         lines += ["", f"Warnings ({len(doc['warnings'])}):"]
         lines.extend(f"  [{w['code']}] {w['message']}" for w in doc["warnings"])
     return lines
+
+
+def _sast_lines(results: list[dict[str, Any]]) -> list[str]:
+    """A file's SAST results under its line: `    sast L12 [error] rule-id: message`."""
+    out = []
+    for result in results:
+        start, end = result["start_line"], result["end_line"]
+        where = f"L{start}" if start == end else f"L{start}-{end}"
+        rule = for_terminal(result["rule_id"])
+        out.append(f"      sast {where} [{result['severity']}] {rule}: {result['message']}")
+    return out
+
+
+def _sast_summary(sast: dict[str, Any]) -> str:
+    reused = f", {sast['files_reused']} from cache" if sast["files_reused"] else ""
+    return (
+        f"SAST pre-scan (semgrep {sast['semgrep_version']}, rules: {sast['rules']}): "
+        f"{sast['results']} result(s) on added lines in {sast['files_scanned']} file(s) scanned"
+        f"{reused}, {sast['duration_ms']} ms"
+    )

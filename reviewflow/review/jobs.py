@@ -17,6 +17,7 @@ from reviewflow.git.models import DiffLine, FileDiff, Hunk
 from reviewflow.review.reader import Snapshot
 from reviewflow.review.tokens import estimate_tokens
 from reviewflow.rules.models import ResolvedRule, RuleLayer
+from reviewflow.sast.models import SastResult, SastScan
 from reviewflow.select.scope import Scope
 
 CHUNK_SHARE = 0.4
@@ -49,6 +50,7 @@ class FileJob(BaseModel):
     rule_label: str
     language: str
     instructions: str | None = None  # the team's, trusted: for the plan and main system prompts
+    sast: tuple[SastResult, ...] = ()  # the pre-scan's results on added lines (`--sast`)
 
     @property
     def needs_plan(self) -> bool:
@@ -61,8 +63,10 @@ def snapshot_of(scope: Scope) -> Snapshot:
     return Snapshot(repo_root=str(change.repo_root), ref=change.snapshot_ref)
 
 
-def file_jobs(scope: Scope, settings: ReviewSettings, language: str) -> list[FileJob]:
-    """A job per kept file, in selection order, with its chunks."""
+def file_jobs(
+    scope: Scope, settings: ReviewSettings, language: str, sast: SastScan | None = None
+) -> list[FileJob]:
+    """A job per kept file, in selection order, with its chunks (and SAST results)."""
     budget = max(1, int(settings.max_chunk_tokens * CHUNK_SHARE))
     return [
         FileJob(
@@ -75,6 +79,7 @@ def file_jobs(scope: Scope, settings: ReviewSettings, language: str) -> list[Fil
             rule_label=rule_label(kept.rule),
             language=language,
             instructions=scope.instructions.text if scope.instructions else None,
+            sast=sast.for_path(kept.file.path) if sast is not None else (),
         )
         for kept in scope.selection.kept
     ]

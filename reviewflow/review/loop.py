@@ -72,8 +72,8 @@ def review_chunk(
     budget = context_budget(job.changed_lines, settings.max_context_tool_calls)
     session = ToolSession(snapshot, job.path, chunk, budget)
     first = UserMessage(content=templates.main_user(job, chunk, guidance, budget))
-    system = templates.system("main", job.instructions)
-    state = _State(job.path, f"chunk {chunk + 1}/{len(job.chunks)}", [first], system)
+    label = f"chunk {chunk + 1}/{len(job.chunks)}"
+    state = _State(job.path, label, [first], templates.main_system(job))
     _run(state, session, settings, send)
     _check_comments(state, session)
     return ChunkResult(

@@ -26,6 +26,13 @@ def system(stage: str, instructions: str | None = None) -> str:
     return text + "\n" + render(PROMPTS, "instructions.j2", instructions=instructions)
 
 
+def main_system(job: FileJob) -> str:
+    """The main stage's system prompt: the team's instructions, then the SAST guidance when
+    the file has pre-scan results (the text is fixed either way)."""
+    text = system("main", job.instructions)
+    return text + "\n" + render(PROMPTS, "main_sast_system.j2") if job.sast else text
+
+
 def main_user(job: FileJob, chunk: int, guidance: str | None, budget: int) -> str:
     """The first user message of a chunk session."""
     return render(
@@ -38,6 +45,7 @@ def main_user(job: FileJob, chunk: int, guidance: str | None, budget: int) -> st
         change=_change(job, job.chunks[chunk].text),
         language=job.language,
         budget=budget,
+        sast=sast_text(job),
     )
 
 
@@ -51,6 +59,21 @@ def plan_user(job: FileJob) -> str:
         rule=_rule(job),
         change=_change(job, diff),
     )
+
+
+def sast_text(job: FileJob) -> str | None:
+    """The file's SAST results as the user message lists them, or None without any."""
+    if not job.sast:
+        return None
+    return "\n".join(
+        f"- {item.rule_id} [{item.severity}] {item.path}:{_lines(item.start_line, item.end_line)}"
+        f": {item.message}"
+        for item in job.sast
+    )
+
+
+def _lines(start: int, end: int) -> str:
+    return str(start) if start == end else f"{start}-{end}"
 
 
 def _rule(job: FileJob) -> str:
