@@ -143,6 +143,11 @@ class ReviewSettings(_Section):
         pattern=r"^(tcp|tls|ucx|inproc)://\S+$",
         description="a scheduler address such as tcp://HOST:8786",
     )
+    verify: bool = False  # Chain-of-Verification of every finding (`--verify`)
+    verify_model: str | None = Field(
+        None, min_length=1, description="a model name of the same protocol, e.g. gpt-4o-mini"
+    )
+    verify_budget: int = Field(4, ge=0, le=50)  # context tool calls per finding
 
     @field_validator("fail_on", mode="before")
     @classmethod

@@ -33,7 +33,8 @@ def get_value(config: Config, key: str) -> Any:
 _TEXT_KEYS = frozenset(
     "model.name model.api_key model.api_key_block model.endpoint model.timeout output.language "
     "output.json output.markdown output.sarif output.gitlab output.report_dir "
-    "review.dask_address publish.repo publish.api_url publish.token_block".split()
+    "review.dask_address publish.repo publish.api_url publish.token_block "
+    "review.verify_model".split()
 )
 
 
