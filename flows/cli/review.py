@@ -58,6 +58,8 @@ _FLAG_KEYS: dict[str, tuple[str, str]] = {
     "fail_on": ("review", "fail_on"),
     "task_runner": ("review", "task_runner"),
     "dask_address": ("review", "dask_address"),
+    "verify": ("review", "verify"),
+    "verify_model": ("review", "verify_model"),
     "protocol": ("model", "protocol"),
     "model_name": ("model", "name"),
     "endpoint": ("model", "endpoint"),
@@ -85,6 +87,8 @@ def flag_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
             out.setdefault(section, {})[key] = value
     if getattr(args, "no_progress", False):
         out.setdefault("output", {})["progress"] = False
+    if getattr(args, "verify_model", None) and getattr(args, "verify", None) is None:
+        out["review"]["verify"] = True  # naming the verifier asks for verification
     return out
 
 
