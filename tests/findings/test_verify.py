@@ -319,8 +319,9 @@ def test_detail_summarises_questions_and_answers_on_one_bounded_line() -> None:
 
 
 def test_verification_through_a_real_provider(
-    wire: WireServer, send_to: SendTo, protocol: str, snapshot: Snapshot
+    wire: WireServer, send_to: SendTo, snapshot: Snapshot
 ) -> None:
+    protocol = "openai"  # the three protocols: tests/flows/test_verify_e2e.py
     wire.script(
         protocol,
         [
