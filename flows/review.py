@@ -80,14 +80,9 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
     finalized = finalize_findings(as_is(list(stages.files)), as_is(config.review))
     finalized, unverified = run_verification(stages, finalized, snapshot, config, handle, options)
     localized, unrecorded = _localize(stages, finalized, config, handle, options)
+    unrecorded += unverified
     outcome = review_outcome(
-        request,
-        config,
-        change,
-        scope,
-        (stages, finalized, localized),
-        started,
-        unrecorded + unverified,
+        request, config, change, scope, (stages, finalized, localized), started, unrecorded
     )
     final, written, failure = write_review_reports(
         as_is(outcome), as_is(config.output), request.home
