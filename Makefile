@@ -43,6 +43,7 @@ bench: dev
 	$(BIN)/python bench/front_half.py
 	$(BIN)/python bench/prompt_size.py
 	$(BIN)/python bench/placement.py
+	$(BIN)/python bench/verify.py
 	$(BIN)/python bench/review_concurrency.py
 	$(BIN)/python bench/review_concurrency.py --latency 0.3
 	$(BIN)/python bench/overhead.py

@@ -45,7 +45,8 @@ KINDS = {
     "SIGTERM": (signal.SIGTERM,),
     "twice": (signal.SIGINT, signal.SIGINT),
 }
-STAGES = ("plan", "main", "relocate", "filter", "localize")
+STAGES = ("plan", "main", "relocate", "filter", "verify_answer", "localize")
+STAGE_FLAGS = {"localize": ("--language", "de"), "verify_answer": ("--verify",)}
 
 
 @contextlib.contextmanager
@@ -124,7 +125,7 @@ class Bench(Reviews):
 def points(bench: Bench, mode: str, kind: str, template: Path) -> None:
     bench.point(mode, "start-up", kind, lambda run: run.handlers_in_place)
     for stage in STAGES:
-        flags = ("--language", "de") if stage == "localize" else ()
+        flags = STAGE_FLAGS.get(stage, ())
         bench.point(mode, stage, kind, lambda run, s=stage: bench.stage(s), *flags)
 
     def retry(run: Run) -> Callable[[], bool]:

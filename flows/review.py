@@ -24,6 +24,7 @@ from prefect.settings import (
 
 from flows.runners import submitted, task_runner_for, threads
 from flows.stages import abandon, finished_result, run_model_stages
+from flows.verification import run_verification
 from reviewflow import cancel
 from reviewflow.cancel import EXIT_CODE as CANCELLED_EXIT
 from reviewflow.config import Config, TaskRunner
@@ -75,17 +76,19 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
     )
     jobs = chunk_files(as_is(scope), as_is(config.review), config.output.language, as_is(sast))
     options = stage_options(request.home, request.no_cache)
+    snapshot = (snapshot_of(scope), identify_snapshot(as_is(change)))
     stages = run_model_stages(
         jobs,
-        snapshot_of(scope),
-        identify_snapshot(as_is(change)),
+        *snapshot,
         ReviewedFiles.of([item.file for item in scope.selection.kept]),
         config,
         handle,
         options,
     )
     finalized = finalize_findings(as_is(list(stages.files)), as_is(config.review))
+    finalized, unverified = run_verification(stages, finalized, snapshot, config, handle, options)
     localized, unrecorded = _localize(stages, finalized, config, handle, options)
+    unrecorded += unverified
     outcome = review_outcome(
         request, config, change, scope, (stages, finalized, localized), started, unrecorded
     )
@@ -134,7 +137,7 @@ def _localize(
         return finished_result(submitted_task), 0
     except KeyboardInterrupt:  # keep the findings as they are; the request in flight is abandoned
         cancelled = Localized(findings=finalized.findings, complete=False, warnings=(CANCELLED,))
-        return cancelled, abandon(handle, stages.records)
+        return cancelled, abandon(handle, (*stages.records, *finalized.records))
 
 
 def review_flow(config: Config) -> ReviewFlow:

@@ -75,6 +75,16 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
     review.add_argument("--fail-on", metavar="SEVERITIES", help="e.g. critical,high")
     review.add_argument("--no-cache", action="store_true", help="ignore cached model answers")
     review.add_argument(
+        "--verify",
+        action=argparse.BooleanOptionalAction,
+        help="verify each finding (Chain-of-Verification)",
+    )
+    review.add_argument(
+        "--verify-model",
+        metavar="NAME",
+        help="model that verifies (same protocol); implies --verify",
+    )
+    review.add_argument(
         "--task-runner", choices=[r.value for r in TaskRunner], help="where the stages run"
     )
     review.add_argument(

@@ -60,6 +60,8 @@ _FLAG_KEYS: dict[str, tuple[str, str]] = {
     "dask_address": ("review", "dask_address"),
     "sast": ("review", "sast"),
     "sast_rules": ("review", "sast_rules"),
+    "verify": ("review", "verify"),
+    "verify_model": ("review", "verify_model"),
     "protocol": ("model", "protocol"),
     "model_name": ("model", "name"),
     "endpoint": ("model", "endpoint"),
@@ -89,6 +91,8 @@ def flag_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
         out.setdefault("output", {})["progress"] = False
     if getattr(args, "instructions", None):  # as the shell sees it (the config's: the repo's)
         out.setdefault("review", {})["instructions"] = str(Path(args.instructions).absolute())
+    if getattr(args, "verify_model", None) and getattr(args, "verify", None) is None:
+        out["review"]["verify"] = True  # naming the verifier asks for verification
     return out
 
 

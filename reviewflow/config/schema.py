@@ -156,6 +156,11 @@ class ReviewSettings(_Section):
     sast_timeout: Duration = Field(
         300.0, description="a positive duration such as 300s or 5m: the longest one semgrep run"
     )
+    verify: bool = False  # Chain-of-Verification of every finding (`--verify`)
+    verify_model: str | None = Field(
+        None, min_length=1, description="a model name of the same protocol, e.g. gpt-4o-mini"
+    )
+    verify_budget: int = Field(4, ge=0, le=50)  # context tool calls per finding
 
     @field_validator("fail_on", mode="before")
     @classmethod

@@ -34,7 +34,8 @@ _TEXT_KEYS = frozenset(
     "model.name model.api_key model.api_key_block model.endpoint model.timeout output.language "
     "output.json output.markdown output.sarif output.gitlab output.report_dir "
     "review.dask_address publish.repo publish.api_url publish.token_block "
-    "review.instructions review.sast_rules review.sast_semgrep review.sast_timeout".split()
+    "review.instructions review.sast_rules review.sast_semgrep review.sast_timeout "
+    "review.verify_model".split()
 )
 
 

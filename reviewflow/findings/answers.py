@@ -40,11 +40,7 @@ class AnswerError(ValueError):
 
 def parse_array(text: str, wrappers: Sequence[str]) -> list[Any]:
     """The JSON array in `text`: bare, or under one wrapper key (stage's own or common)."""
-    body = _unfenced(text.strip())
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise AnswerError(f"the answer is not JSON ({exc.msg})") from None
+    data = parse_json(text)
     if isinstance(data, list):
         return data
     if isinstance(data, dict):
@@ -53,6 +49,14 @@ def parse_array(text: str, wrappers: Sequence[str]) -> list[Any]:
             return list(data[keys[0]])
     accepted = ", ".join(f'{{"{key}": [...]}}' for key in wrappers)
     raise AnswerError(f"the answer is not a JSON array (or {accepted})")
+
+
+def parse_json(text: str) -> Any:
+    """The JSON value of an answer (optionally inside one Markdown code fence)."""
+    try:
+        return json.loads(_unfenced(text.strip()))
+    except json.JSONDecodeError as exc:
+        raise AnswerError(f"the answer is not JSON ({exc.msg})") from None
 
 
 def _unfenced(body: str) -> str:

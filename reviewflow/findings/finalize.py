@@ -12,6 +12,7 @@ from reviewflow.config import ReviewSettings
 from reviewflow.findings.models import Dropped, DropReason, FileFindings, Finding, PlacedCandidate
 from reviewflow.findings.normalize import Problem, check_fields, dropped
 from reviewflow.models import Category, ReviewWarning, Severity
+from reviewflow.review.records import RequestRecord
 
 SEVERITY_RANK = {severity: rank for rank, severity in enumerate(Severity)}  # critical: 0
 
@@ -25,6 +26,7 @@ class Finalized(BaseModel):
     dropped: tuple[Dropped, ...] = ()
     warnings: tuple[ReviewWarning, ...] = ()
     complete: bool = True
+    records: tuple[RequestRecord, ...] = ()  # requests made after finalize (verification)
 
 
 def fingerprint(path: str, code: str, category: Category, occurrence: int = 0) -> str:

@@ -25,6 +25,7 @@ class DropReason(StrEnum):
     DUPLICATE = "duplicate"  # same fingerprint as `duplicate_of`
     FILTERED = "filtered"  # deleted by the review filter (the diff disproves it)
     DISMISSED = "dismissed"  # dismissed on its pull/merge request (`detail` says by whom, why)
+    NOT_VERIFIED = "not_verified"  # its verification score < review.confidence_threshold
 
 
 class PlacedCandidate(BaseModel):
@@ -39,6 +40,15 @@ class PlacedCandidate(BaseModel):
     existing_code: str
     placed_by: str  # "exact" | "whitespace" | "markers" | "partial" | "lines" | "relocation"
     occurrence: int = 0  # earlier runs of the same code in the file's new side
+
+
+class VerificationScore(BaseModel):
+    """A finding's Chain-of-Verification outcome: its score (1-10) and how many questions."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    score: int
+    questions: int
 
 
 class Finding(BaseModel):
@@ -60,6 +70,8 @@ class Finding(BaseModel):
     suggestion: str = ""
     confidence: float
     existing_code: str
+    model_confidence: float | None = None  # verified: the model's own, before the score
+    verification: VerificationScore | None = None  # verified (`--verify`)
 
     @field_validator(*(TEXT_LIMITS.keys() - {"file"}), mode="before")
     @classmethod

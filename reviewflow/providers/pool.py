@@ -129,8 +129,10 @@ class ProviderPool:
         self.id = pool_id or uuid.uuid4().hex
         self.pid = os.getpid()
         self.closed = False
+        self._factory = factory
         self._provider = factory(settings)
         self._slots = threading.BoundedSemaphore(max(1, concurrency))
+        self._siblings: dict[str, ProviderPool] = {}  # other models, see `for_model`
         self.handle = ProviderHandle(
             pool_id=self.id,
             pid=self.pid,
@@ -167,6 +169,22 @@ class ProviderPool:
         self._count(response.usage)
         return response
 
+    def for_model(self, name: str) -> ProviderHandle:
+        """The handle of a pool for model `name` (same protocol, endpoint and key: the
+        verifier's), sharing this pool's request slots, meter and observer, so
+        `review.concurrency` and the review's usage cover both; closed with this pool."""
+        if name == self.settings.name:
+            return self.handle
+        with _POOLS_LOCK:
+            sibling = self._siblings.get(name)
+        if sibling is None:
+            settings = self.settings.model_copy(update={"name": name})
+            sibling = ProviderPool(settings, self.handle.concurrency, self._factory)
+            sibling.observer, sibling.meter, sibling._slots = self.observer, self.meter, self._slots
+            with _POOLS_LOCK:
+                self._siblings[name] = sibling
+        return sibling.handle
+
     def _count(self, usage: Usage) -> None:
         self.meter.add(usage)
         if self.observer is not None:
@@ -182,6 +200,8 @@ class ProviderPool:
         in flight)."""
         self.closed = True
         cancel.unlisten(self._cancel_key)
+        for sibling in list(self._siblings.values()):
+            sibling.close()
         with _POOLS_LOCK:
             if _POOLS.get(self.id) is self:
                 del _POOLS[self.id]

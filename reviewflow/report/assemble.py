@@ -47,9 +47,9 @@ def review_outcome(
     """The outcome of a review whose model stages, finalize and localization returned
     `results`; `unrecorded_requests` were sent but no record holds them (Ctrl-C)."""
     stages, finalized, localized = results
-    cancelled = stages.cancelled or CANCELLED in localized.warnings
+    cancelled = stages.cancelled or CANCELLED in (*finalized.warnings, *localized.warnings)
     complete = stages.complete and finalized.complete and localized.complete
-    records = stages.records + localized.records
+    records = stages.records + finalized.records + localized.records
     findings, dismissed = split_dismissed(localized.findings, request.pull_request)
     pull_request = pull_request_report(request.pull_request, findings)
     carried = pull_request.carried if pull_request else ()

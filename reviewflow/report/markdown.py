@@ -27,12 +27,22 @@ def _finding_view(finding: Finding) -> dict[str, Any]:
         "title": md_inline(finding.title) or "\\(untitled\\)",
         "category": finding.category.value,
         "rule_id": md_inline(finding.rule_id) if finding.rule_id else None,
-        "confidence": f"{finding.confidence:.2f}",
+        "confidence": _confidence(finding),
         "problem": md_text(finding.problem),
         "evidence": md_text(finding.evidence),
         "suggestion": md_text(finding.suggestion),
         "code": md_code(finding.existing_code) if finding.existing_code.strip() else None,
     }
+
+
+def _confidence(finding: Finding) -> str:
+    """`0.80`, and for a verified finding its score and the model's own confidence."""
+    shown = f"{finding.confidence:.2f}"
+    check = finding.verification
+    if check is None or finding.model_confidence is None:
+        return shown
+    asked = counted(check.questions, "question")
+    return f"{shown} (verified {check.score}/10, {asked}; model {finding.model_confidence:.2f})"
 
 
 def _groups(outcome: ReviewOutcome) -> list[dict[str, Any]]:

@@ -147,6 +147,12 @@ def _problem(item: ReviewWarning) -> dict[str, Any]:
     return entry
 
 
+def _finding(item: Finding) -> dict[str, Any]:
+    """A finding's keys; `model_confidence` and `verification` only when it was verified."""
+    unverified = {"model_confidence", "verification"} if item.verification is None else set()
+    return item.model_dump(mode="json", exclude=unverified)
+
+
 def _dropped(item: Dropped) -> dict[str, Any]:
     return item.model_dump(mode="json", exclude_none=True)
 
@@ -173,7 +179,7 @@ def build_report(outcome: ReviewOutcome) -> dict[str, Any]:
         "exit_code": outcome.exit_code,
         "metadata": outcome.metadata.model_dump(mode="json", by_alias=True),
         "stats": _stats(outcome),
-        "findings": [f.model_dump(mode="json") for f in outcome.sorted_findings()],
+        "findings": [_finding(f) for f in outcome.sorted_findings()],
         "dropped": [_dropped(d) for d in outcome.dropped],
         "excluded_files": [e.model_dump(mode="json", exclude_none=True) for e in outcome.excluded],
         "rules": outcome.applied_rules(),

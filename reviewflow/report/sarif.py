@@ -89,7 +89,19 @@ def _result(finding: Finding, rule_index: int) -> dict[str, Any]:
             "severity": finding.severity.value,
             "category": finding.category.value,
             "confidence": finding.confidence,
+            **_verification(finding),
         },
+    }
+
+
+def _verification(finding: Finding) -> dict[str, Any]:
+    """A verified finding's score, question count and the model's own confidence."""
+    if finding.verification is None:
+        return {}
+    return {
+        "verification_score": finding.verification.score,
+        "verification_questions": finding.verification.questions,
+        "model_confidence": finding.model_confidence,
     }
 
 

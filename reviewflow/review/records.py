@@ -22,7 +22,17 @@ in tests and plain runs, `ProviderPool.complete`. Raises `ProviderError` (a
 
 ResultT = TypeVar("ResultT")
 
-Stage = Literal["plan", "main", "compress", "relocate", "filter", "localize"]
+Stage = Literal[
+    "plan",
+    "main",
+    "compress",
+    "relocate",
+    "filter",
+    "localize",
+    "verify_questions",
+    "verify_answer",
+    "verify_score",
+]
 
 MAX_RECORDED_TEXT = 4096
 """Bound on raw model text and tool output kept in a record."""

@@ -22,19 +22,25 @@ STAGE_MARKERS = {
     "relocate": "You are the relocation stage",
     "filter": "You are the review filter",
     "localize": "You translate the findings",
+    "verify_questions": "You are the verification stage of a code review",
+    "verify_answer": "You answer one question about a repository",
+    "verify_score": "You score a reported code defect",
 }
 
 
 class ScriptedReviewer:
-    """`findings[path]` are the `code_comment` findings the model reports for that file."""
+    """`findings[path]` are the `code_comment` findings the model reports for that file;
+    `verify_scores[title]` the score its verification gives a finding (default 9)."""
 
     def __init__(
         self,
         findings: Mapping[str, list[dict[str, Any]]],
         fail_paths: Mapping[str, int] | None = None,
+        verify_scores: Mapping[str, int] | None = None,
     ) -> None:
         self.findings = dict(findings)
         self.fail_paths = dict(fail_paths or {})  # path -> status every main request gets
+        self.verify_scores = dict(verify_scores or {})
         self.stages: Counter[str] = Counter()
         self._lock = threading.Lock()
 
@@ -51,7 +57,24 @@ class ScriptedReviewer:
             return Text("[]")
         if stage == "localize":
             return HttpError(400)  # English reviews send none; a test that wants one scripts it
+        if stage.startswith("verify_"):
+            return self._verify(stage, record, text)
         return self._main(record, text)
+
+    def _verify(self, stage: str, record: RecordedRequest, text: str) -> Reply:
+        """Two questions tagged with the finding's title number (never its title or
+        reasoning); each answered after one read of the file; the score from the tag."""
+        titles = sorted({f["title"] for found in self.findings.values() for f in found})
+        if stage == "verify_questions":
+            tag = next(i for i, title in enumerate(titles) if title in text)
+            return Text(json.dumps([f"[q{tag}] Is it guarded?", f"[q{tag}] Is it handled?"]))
+        if stage == "verify_score":
+            tag = next(i for i in range(len(titles)) if f"[q{i}]" in text)
+            return Text(json.dumps({"score": self.verify_scores.get(titles[tag], 9)}))
+        if assistant_turns(record) == 0:
+            path = next(p for p in sorted(self.findings, key=len, reverse=True) if p in text)
+            return ToolCalls(Call("file_read", {"file_path": path}))
+        return Text("No: nothing in the file guards it.")
 
     def _main(self, record: RecordedRequest, text: str) -> Reply:
         path = next((p for p in sorted(self.findings, key=len, reverse=True) if p in text), None)

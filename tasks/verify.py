@@ -1,0 +1,30 @@
+"""Stage 7a, verify (`--verify`): one finding's Chain-of-Verification, one task run per finding."""
+
+from __future__ import annotations
+
+from prefect import task
+
+from reviewflow.findings.models import Finding
+from reviewflow.findings.verify import Verification, verify
+from reviewflow.providers.pool import ProviderHandle
+from reviewflow.review.reader import Snapshot
+from tasks.caching import stage_cache_key
+from tasks.llm import sender
+
+
+@task(
+    name="verify",
+    cache_key_fn=stage_cache_key,  # + the snapshot identity the tools read (tasks/caching.py)
+    persist_result=True,
+    result_serializer="json",
+    retries=0,  # each model request is retried by its own llm_request task run
+)
+def verify_finding(
+    finding: Finding, snapshot: Snapshot, snapshot_id: str, budget: int, handle: ProviderHandle
+) -> Verification:
+    """The verification of `finding` by `handle`'s model (the verify model), its answers read
+    from `snapshot` with at most `budget` context calls.
+
+    `snapshot_id` identifies every file the tools can read; it is here for the cache key.
+    """
+    return verify(finding, snapshot, budget, sender(handle))

@@ -1,0 +1,32 @@
+"""A review's second model (`review.verify_model`): its own model name on the wire, the same
+pool's slots, meter and lifetime."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from reviewflow.providers import ModelRequest, ProviderPool, UserMessage, pool_for
+from reviewflow.providers.pool import PoolClosedError
+from tests.wire_server import Delay, Text, WireServer
+
+REQUEST = ModelRequest(messages=(UserMessage(content="hi"),))
+
+
+def test_the_verify_model_shares_the_review_pool(wire: WireServer) -> None:
+    wire.script("anthropic", [Delay(0.2, Text()) for _ in range(4)])
+    pool = ProviderPool(wire.settings("anthropic", name="reviewer"), 2)
+    verifier = pool.for_model("verifier")
+    assert pool.for_model("verifier") == verifier and pool.for_model("reviewer") == pool.handle
+    assert verifier.model == "verifier" and verifier.pool_id != pool.handle.pool_id
+    assert verifier.cache_identity() == {**pool.handle.cache_identity(), "model": "verifier"}
+    handles = [pool.handle, verifier, verifier, pool.handle]
+    with ThreadPoolExecutor(max_workers=4) as threads:
+        list(threads.map(lambda handle: pool_for(handle).complete(REQUEST), handles))
+    assert [r.model for r in wire.requests()].count("verifier") == 2
+    assert wire.max_in_flight == 2  # review.concurrency covers both models
+    assert pool.meter.totals().requests == 4  # one meter: the review's usage
+    pool.close()
+    with pytest.raises(PoolClosedError):
+        pool_for(verifier).complete(REQUEST)
