@@ -104,7 +104,10 @@ def test_no_api_or_an_unreachable_one_is_one_line_and_exit_2(
 def test_a_parameter_the_flow_does_not_take_is_refused_before_any_run() -> None:
     schema = ci_review.parameters.model_dump(mode="json")  # what `prefect deploy` registered
     check_names(_request("ci-review/ci-review", "--param", "repository=/srv/app"), schema)
-    accepted = "repository, commit, from_ref, to_ref, trusted_ref, overrides, no_cache"
+    accepted = (
+        "repository, commit, from_ref, to_ref, trusted_ref, overrides, no_cache, platform, "
+        "platform_repo, pull_request"
+    )
     with pytest.raises(
         ConfigError, match=rf"unknown parameter 'colour' .*\(accepted: {accepted}\)"
     ):
