@@ -37,7 +37,6 @@ from reviewflow.config import (
 from reviewflow.errors import ConfigError, OutputError
 from reviewflow.fsutil import check_output, private_umask, write_output
 from reviewflow.git.repo import read_stdin
-from reviewflow.publish.setup import publishing
 from reviewflow.publish.target import TOKEN_ENV_VARS
 from reviewflow.request import ReviewRequest
 
@@ -126,6 +125,8 @@ def cmd_review(
     config = load_config(home_dir(env), env, flag_overrides(args))
     if args.preview:
         return run_preview(request, config, args.json_path)
+    from reviewflow.publish.setup import publishing
+
     with publishing(config, env, request) as request:  # the request read before any model
         warm_ok = uses_warm(args, config, request, env)  # `entry` handed over what it could
         if forked is not None and not warm_ok:

@@ -3,10 +3,14 @@ open findings, so a later run reviews only what is new and still describes the w
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict
 
-from reviewflow.findings.models import Finding
 from reviewflow.models import Severity
+
+if TYPE_CHECKING:  # the findings package is heavy to import: the CLI's front half never needs it
+    from reviewflow.findings.models import Finding
 
 STATE_VERSION = 1
 MAX_REMEMBERED = 400  # open findings kept in the summary's marker (GitHub bodies: 65,536 chars)
