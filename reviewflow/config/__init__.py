@@ -5,12 +5,14 @@ from reviewflow.config.load import (
     config_as_dict,
     config_path,
     env_overrides,
+    key_variables,
     load_config,
     merge,
     read_config_file,
     redact_secret,
 )
 from reviewflow.config.messages import describe_validation_error, known_keys
+from reviewflow.config.platforms import Platform
 from reviewflow.config.schema import (
     DEFAULT_ENDPOINTS,
     ENV_PREFIX,
@@ -45,6 +47,7 @@ __all__ = [
     "ConsoleMode",
     "ModelSettings",
     "OutputSettings",
+    "Platform",
     "PrefectSettings",
     "Protocol",
     "PublishSettings",
@@ -60,6 +63,7 @@ __all__ = [
     "format_duration",
     "get_value",
     "home_dir",
+    "key_variables",
     "known_keys",
     "load_config",
     "merge",

@@ -11,7 +11,8 @@ import yaml
 from pydantic import SecretStr, ValidationError
 
 from reviewflow.config.messages import ENV_SOURCE, FLAGS_SOURCE, describe_validation_error
-from reviewflow.config.schema import ENV_PREFIX, KEY_FALLBACK_ENV, Config, Protocol
+from reviewflow.config.platforms import PLATFORM_ENV, PLATFORM_KEY_ENV, Platform
+from reviewflow.config.schema import ENV_PREFIX, KEY_FALLBACK_ENV, Config, ModelSettings
 from reviewflow.errors import ConfigError
 
 
@@ -104,10 +105,24 @@ def build_config(data: Mapping[str, Any], source: str) -> Config:
         raise ConfigError(describe_validation_error(exc, source)) from None
 
 
+ENV_FIELDS = (
+    "protocol",
+    "name",
+    "endpoint",
+    "timeout",
+    "api_key",
+    "platform",
+    "region",
+    "project",
+    "deployment",
+    "api_version",
+)
+
+
 def env_overrides(env: Mapping[str, str]) -> dict[str, Any]:
     """Model settings taken from `REVIEWFLOW_MODEL_*` variables."""
     out: dict[str, Any] = {}
-    for field in ("protocol", "name", "endpoint", "timeout", "api_key"):
+    for field in ENV_FIELDS:
         value = env.get(ENV_PREFIX + field.upper())
         if value:
             out[field] = value
@@ -137,15 +152,44 @@ def load_config(
     build_config(data, ENV_SOURCE)
     data = merge(data, flags or {})
     config = build_config(data, FLAGS_SOURCE)
-    file_protocol = str((file_data.get("model") or {}).get("protocol", Protocol.OPENAI.value))
-    if "api_key" not in env_overrides(env) and config.model.protocol.value != file_protocol:
-        config.model.api_key = None  # the file's key belongs to the file's protocol
-    if config.model.api_key is None:
-        for name in KEY_FALLBACK_ENV[config.model.protocol.value]:
-            if env.get(name):
-                config.model.api_key = SecretStr(env[name])
-                break
+    model, file_model = config.model, build_config(file_data, str(path)).model
+    where = (model.protocol, model.platform)
+    if "api_key" not in env_overrides(env) and where != (file_model.protocol, file_model.platform):
+        model.api_key = None  # the file's key belongs to the file's protocol and platform
+    if model.api_key is None:
+        key = _first(env, key_variables(model))
+        model.api_key = SecretStr(key) if key else None
+    if model.platform is not Platform.DIRECT:
+        _platform_defaults(model, env)
     return config
+
+
+def key_variables(model: ModelSettings) -> tuple[str, ...]:
+    """The usual variables of the API key for these settings' protocol or platform."""
+    if model.platform is Platform.DIRECT:
+        return KEY_FALLBACK_ENV[model.protocol.value]
+    return PLATFORM_KEY_ENV[model.platform.value]
+
+
+def _platform_defaults(model: ModelSettings, env: Mapping[str, str]) -> None:
+    """Region, project, endpoint and api-version from the platform's own variables, where
+    the config leaves them unset (a bad value is named by its variable)."""
+    for field, by_platform in PLATFORM_ENV.items():
+        names = by_platform.get(model.platform.value, ())
+        value = _first(env, names)
+        if value and getattr(model, field) is None:
+            try:
+                setattr(model, field, value)
+            except ValidationError:
+                name = next(n for n in names if env.get(n))
+                accepted = ModelSettings.model_fields[field].description
+                raise ConfigError(
+                    f"invalid value for {name}: {value!r} (accepted: {accepted})"
+                ) from None
+
+
+def _first(env: Mapping[str, str], names: tuple[str, ...]) -> str | None:
+    return next((env[name] for name in names if env.get(name)), None)
 
 
 def config_as_dict(config: Config, *, redact: bool = True) -> dict[str, Any]:

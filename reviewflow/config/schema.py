@@ -16,9 +16,19 @@ from pydantic import (
     Field,
     PlainSerializer,
     SecretStr,
+    ValidationInfo,
     field_validator,
+    model_validator,
 )
 
+from reviewflow.config.platforms import (
+    AZURE_API_VERSION,
+    PLATFORM_KEY_ENV,
+    PLATFORM_PROTOCOLS,
+    Platform,
+    implied_protocol,
+    platform_endpoint,
+)
 from reviewflow.models import Severity
 
 PLACEHOLDER_MODEL = "configured-model"
@@ -31,6 +41,7 @@ KEY_FALLBACK_ENV = {
 KEY_ENV_VARS = (
     ENV_PREFIX + "API_KEY",
     *(name for names in KEY_FALLBACK_ENV.values() for name in names),
+    *(name for names in PLATFORM_KEY_ENV.values() for name in names),
 )
 DEFAULT_ENDPOINTS = {
     "openai": "https://api.openai.com/v1",
@@ -198,6 +209,56 @@ class ModelSettings(_Section):
         pattern=r"^[a-z0-9][a-z0-9-]*$",
         description="the name of a Prefect Secret block, e.g. reviewflow-openai-key",
     )
+    platform: Platform = Field(
+        Platform.DIRECT,
+        description="direct (any protocol), bedrock (protocol anthropic), vertex (protocol gemini "
+        "or anthropic) or azure (protocol openai)",
+    )
+    region: str | None = Field(
+        None,
+        pattern=r"^[a-z][a-z0-9-]{1,30}[a-z0-9]$",
+        description="a cloud region: an AWS region such as us-east-1 (bedrock), a Vertex AI "
+        "location such as us-east5 or global (vertex)",
+    )
+    project: str | None = Field(
+        None,
+        pattern=r"^(?:[a-z0-9.-]+:)?[a-z][a-z0-9-]{4,28}[a-z0-9]$",
+        description="a Google Cloud project ID such as my-project-123 (vertex)",
+    )
+    deployment: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$",
+        description="an Azure OpenAI deployment name such as gpt-4o-prod (azure)",
+    )
+    api_version: str | None = Field(
+        None,
+        pattern=r"^\d{4}-\d{2}-\d{2}(-preview)?$",
+        description="an Azure OpenAI api-version such as 2024-10-21 (azure)",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _implied_protocol(cls, data: object) -> object:
+        """A platform's protocol when model.protocol is not set (bedrock: anthropic...)."""
+        if isinstance(data, dict) and data.get("platform") and not data.get("protocol"):
+            try:
+                platform = Platform(data["platform"])
+            except ValueError:
+                return data  # the platform's own check names the bad value
+            return {**data, "protocol": implied_protocol(platform, data.get("name"))}
+        return data
+
+    @field_validator("platform")
+    @classmethod
+    def _platform_speaks_protocol(cls, value: Platform, info: ValidationInfo) -> Platform:
+        protocol = info.data.get("protocol")
+        spoken = PLATFORM_PROTOCOLS[value]
+        if protocol is not None and protocol.value not in spoken:
+            raise ValueError(
+                f"the {value.value} platform speaks the {' or '.join(spoken)} protocol, not "
+                f"{protocol.value} (set model.protocol to {spoken[0]}, or leave it unset)"
+            )
+        return value
 
     @field_validator("api_key", mode="before")
     @classmethod
@@ -221,7 +282,21 @@ class ModelSettings(_Section):
 
     @property
     def effective_endpoint(self) -> str:
-        return self.endpoint or DEFAULT_ENDPOINTS[self.protocol.value]
+        if self.endpoint:
+            return self.endpoint
+        if self.platform is not Platform.DIRECT:
+            return platform_endpoint(self.platform, self.region)
+        return DEFAULT_ENDPOINTS[self.protocol.value]
+
+    @property
+    def effective_deployment(self) -> str:
+        """The Azure OpenAI deployment: model.deployment, else the model name."""
+        return self.deployment or self.name
+
+    @property
+    def effective_api_version(self) -> str:
+        """The Azure OpenAI api-version: model.api_version, else the tested default."""
+        return self.api_version or AZURE_API_VERSION
 
 
 def report_off(value: object) -> bool:

@@ -32,6 +32,7 @@ def get_value(config: Config, key: str) -> Any:
 # Values taken as typed: never parsed as YAML (a key such as `@abc` or `- x` stays a string).
 _TEXT_KEYS = frozenset(
     "model.name model.api_key model.api_key_block model.endpoint model.timeout output.language "
+    "model.region model.project model.deployment model.api_version "
     "output.json output.markdown output.sarif output.gitlab output.report_dir "
     "review.dask_address publish.repo publish.api_url publish.token_block "
     "review.instructions review.sast_rules review.sast_semgrep review.sast_timeout "

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import anthropic
+import httpx2
 
-from reviewflow.config import Protocol
+from reviewflow.config import ModelSettings, Protocol
 from reviewflow.errors import ProviderError
-from reviewflow.providers import failures
+from reviewflow.providers import cloud, failures
 from reviewflow.providers.base import Provider
 from reviewflow.providers.messages import (
     AssistantMessage,
@@ -39,27 +40,45 @@ _FINISH = {
 }
 
 
-class AnthropicProvider(Provider[anthropic.Anthropic]):
+AnyAnthropic = anthropic.Anthropic | anthropic.AnthropicBedrock | anthropic.AnthropicVertex
+# Bedrock's own usage headers, read where the body's usage leaves a count out.
+_BEDROCK_USAGE_HEADERS = {
+    "input_tokens": "x-amzn-bedrock-input-token-count",
+    "output_tokens": "x-amzn-bedrock-output-token-count",
+    "cache_read_input_tokens": "x-amzn-bedrock-cache-read-input-token-count",
+    "cache_creation_input_tokens": "x-amzn-bedrock-cache-write-input-token-count",
+}
+
+
+class AnthropicProvider(Provider[AnyAnthropic]):
     """Messages through the official `anthropic` SDK, SDK retries off."""
 
     protocol = Protocol.ANTHROPIC
 
-    def _new_client(self) -> anthropic.Anthropic:
+    def _new_client(self) -> AnyAnthropic:
         """A Messages client."""
         return anthropic.Anthropic(
             api_key=self._key,
             base_url=self._endpoint,
             timeout=self._timeout,
             max_retries=0,
-            http_client=anthropic.DefaultHttpxClient(  # as the SDK's own, with the shared context
-                base_url=self._endpoint, timeout=self._timeout, verify=shared_tls_context()
-            ),
+            http_client=self._http_client(),
         )
 
-    def _send(self, client: anthropic.Anthropic, request: ModelRequest) -> ModelResponse:
+    def _http_client(self) -> httpx2.Client:
+        """As the SDK's own, with the shared TLS context."""
+        return anthropic.DefaultHttpxClient(
+            base_url=self._endpoint, timeout=self._timeout, verify=shared_tls_context()
+        )
+
+    def _create(self, client: AnyAnthropic, params: dict[str, Any]) -> Any:
+        """The SDK call that sends the request (Bedrock's also reads its usage headers)."""
+        return client.messages.create(**params)
+
+    def _send(self, client: AnyAnthropic, request: ModelRequest) -> ModelResponse:
         """Send one Messages request and normalize the answer."""
         try:
-            message = client.messages.create(**self._params(request))
+            message = self._create(client, self._params(request))
         except anthropic.APITimeoutError:
             raise failures.timeout_error("anthropic", self._model, self._timeout) from None
         except anthropic.APIConnectionError as exc:
@@ -182,3 +201,64 @@ def _usage(usage: Any) -> Usage:
     return Usage.reported(
         prompt=prompt, completion=usage.output_tokens, cache_read=read, cache_write=write
     )
+
+
+class BedrockProvider(AnthropicProvider):
+    """Messages on Amazon Bedrock (`/model/{id}/invoke`): SigV4 through botocore's credential
+    chain, or a Bedrock API key (`model.api_key`, AWS_BEARER_TOKEN_BEDROCK) as a bearer token."""
+
+    def _new_client(self) -> anthropic.AnthropicBedrock:
+        return anthropic.AnthropicBedrock(
+            aws_region=self._settings.region,
+            api_key=self._key,
+            base_url=self._endpoint,
+            timeout=self._timeout,
+            max_retries=0,
+            http_client=self._http_client(),
+        )
+
+    def _create(self, client: AnyAnthropic, params: dict[str, Any]) -> Any:
+        raw = client.messages.with_raw_response.create(**params)
+        message = raw.parse()
+        usage = getattr(message, "usage", None)
+        for field, header in _BEDROCK_USAGE_HEADERS.items():
+            value = raw.headers.get(header)
+            if usage is not None and getattr(usage, field, None) is None and value:
+                setattr(usage, field, int(value))
+        return message
+
+    def _send(self, client: AnyAnthropic, request: ModelRequest) -> ModelResponse:
+        try:
+            return super()._send(client, request)
+        except cloud.aws_errors() as exc:
+            failure = cloud.aws_failure("anthropic", self._model, exc)
+            if failure is None:
+                raise
+            raise failure from None
+
+
+class VertexAnthropicProvider(AnthropicProvider):
+    """Messages on Vertex AI (`publishers/anthropic/models/{m}:rawPredict`), signed with
+    Google's Application Default Credentials."""
+
+    def __init__(self, settings: ModelSettings) -> None:
+        super().__init__(settings)
+        self._google = cloud.GoogleCredentials("anthropic", self._model, settings.project)
+
+    def _new_client(self) -> anthropic.AnthropicVertex:
+        credentials, project = self._google.get()
+        return anthropic.AnthropicVertex(
+            region=self._settings.region or "",
+            project_id=project,
+            credentials=credentials,
+            base_url=f"{self._endpoint}/v1",
+            timeout=self._timeout,
+            max_retries=0,
+            http_client=self._http_client(),
+        )
+
+    def _send(self, client: AnyAnthropic, request: ModelRequest) -> ModelResponse:
+        try:
+            return super()._send(client, request)
+        except cloud.google_auth_errors() as exc:
+            raise cloud.google_auth_failure("anthropic", self._model, exc) from None

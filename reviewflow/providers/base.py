@@ -26,6 +26,7 @@ class Provider(ABC, Generic[ClientT]):
     protocol: Protocol
 
     def __init__(self, settings: ModelSettings) -> None:
+        self._settings = settings
         self._model = settings.name
         self._endpoint = settings.effective_endpoint
         self._timeout = settings.timeout

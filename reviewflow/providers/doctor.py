@@ -7,7 +7,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from reviewflow.config import Config
+from reviewflow.config import Config, ModelSettings, Platform
 from reviewflow.errors import ConfigError, PermanentProviderError, ProviderError
 from reviewflow.providers import failures
 from reviewflow.providers.factory import MissingKeyError, PlaceholderModelError, create_provider
@@ -24,6 +24,7 @@ class Outcome(StrEnum):
     OK = "ok"
     PLACEHOLDER_MODEL = "placeholder_model"
     MISSING_KEY = "missing_key"
+    MISSING_CREDENTIALS = "missing_credentials"
     CONFIG = "config"
     UNREACHABLE = "unreachable"
     TIMEOUT = "timeout"
@@ -52,6 +53,7 @@ class DoctorReport(BaseModel):
 
     outcome: Outcome
     protocol: str
+    platform: str = Platform.DIRECT.value
     model: str
     endpoint: str
     message: str
@@ -69,7 +71,8 @@ class DoctorReport(BaseModel):
 
     def render(self) -> str:
         """The lines the CLI prints (never the API key)."""
-        head = f"model {self.protocol}/{self.model} at {self.endpoint}"
+        where = "" if self.platform == Platform.DIRECT.value else f" on {self.platform}"
+        head = f"model {self.protocol}/{self.model}{where} at {self.endpoint}"
         lines = [f"{head}: {'OK' if self.ok else 'FAILED'}", f"  {self.message}"]
         if self.hint:
             lines.append(f"  hint: {self.hint}")
@@ -86,10 +89,11 @@ def check_model(config: Config) -> DoctorReport:
         return DoctorReport(
             outcome=outcome,
             protocol=settings.protocol.value,
+            platform=settings.platform.value,
             model=settings.name,
             endpoint=settings.effective_endpoint,
             message=message,
-            hint=_HINTS.get(outcome),
+            hint=_hint(outcome, settings, message),
             seconds=seconds,
             usage=usage,
         )
@@ -125,9 +129,87 @@ def _outcome(exc: ProviderError) -> Outcome:
         (failures.ProviderAuthError, Outcome.KEY_REJECTED),
         (failures.ModelNotFoundError, Outcome.UNKNOWN_MODEL),
         (failures.UnsendableRequestError, Outcome.CONFIG),
+        (failures.MissingCredentialsError, Outcome.MISSING_CREDENTIALS),
         (PermanentProviderError, Outcome.REJECTED),
     ]
     for kind, outcome in kinds:
         if isinstance(exc, kind):
             return outcome
     return Outcome.TRANSIENT
+
+
+def _hint(outcome: Outcome, settings: ModelSettings, message: str) -> str | None:
+    """The hint for `outcome`, in the platform's own terms where it has them."""
+    if settings.platform is Platform.BEDROCK:
+        hint = _bedrock_hint(outcome, settings, message)
+    elif settings.platform is Platform.VERTEX:
+        hint = _vertex_hint(outcome, settings, message)
+    elif settings.platform is Platform.AZURE:
+        hint = _azure_hint(outcome, settings)
+    else:
+        hint = None
+    return hint or _HINTS.get(outcome)
+
+
+def _bedrock_hint(outcome: Outcome, settings: ModelSettings, message: str) -> str | None:
+    region, text = settings.region, message.lower()
+    if outcome is Outcome.KEY_REJECTED and "access to the model" in text:
+        return (
+            f"model access not granted: enable {settings.name} under Model access in the "
+            f"Bedrock console for region {region}"
+        )
+    if outcome is Outcome.KEY_REJECTED:
+        return (
+            "check the AWS credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID, the role) and that "
+            f"they may call bedrock:InvokeModel in {region}"
+        )
+    if outcome is Outcome.UNKNOWN_MODEL or "model identifier is invalid" in text:
+        return (
+            f"check model.name (a Bedrock model or inference profile ID such as "
+            f"anthropic.claude-sonnet-4-5-20250929-v1:0) and model.region ({region})"
+        )
+    if outcome in (Outcome.UNREACHABLE, Outcome.TIMEOUT):
+        return f"check model.region ({region}) and that {settings.effective_endpoint} is reachable"
+    return None
+
+
+def _vertex_hint(outcome: Outcome, settings: ModelSettings, message: str) -> str | None:
+    project = settings.project or "of your credentials"
+    if outcome is Outcome.KEY_REJECTED and "HTTP 403" in message:
+        return (
+            f"the credentials lack Vertex AI access in project {project}: grant "
+            "roles/aiplatform.user, enable the Vertex AI API and, for Claude, the model in "
+            "Model Garden"
+        )
+    if outcome is Outcome.KEY_REJECTED:
+        return "check Google credentials: run `gcloud auth application-default login`"
+    if outcome is Outcome.UNKNOWN_MODEL:
+        return (
+            f"check model.name and model.region ({settings.region}): the model may not be "
+            f"offered there, or not enabled in Model Garden for project {project}"
+        )
+    if outcome in (Outcome.UNREACHABLE, Outcome.TIMEOUT):
+        endpoint = settings.effective_endpoint
+        return f"check model.region ({settings.region}) and that {endpoint} is reachable"
+    return None
+
+
+def _azure_hint(outcome: Outcome, settings: ModelSettings) -> str | None:
+    if outcome is Outcome.UNKNOWN_MODEL:
+        return (
+            f"deployment '{settings.effective_deployment}' not found at {settings.endpoint}: "
+            "model.deployment (default: model.name) must name a deployment of that resource"
+        )
+    if outcome is Outcome.KEY_REJECTED:
+        return (
+            "check AZURE_OPENAI_API_KEY (or the Entra ID token in AZURE_OPENAI_AD_TOKEN) "
+            f"belongs to the resource at {settings.endpoint}"
+        )
+    if outcome is Outcome.REJECTED:
+        return (
+            f"check model.api_version ({settings.effective_api_version}) and model.deployment "
+            "against the resource"
+        )
+    if outcome is Outcome.UNREACHABLE:
+        return "check model.endpoint (https://RESOURCE.openai.azure.com)"
+    return None

@@ -7,6 +7,7 @@ from reviewflow.config import (
     KEY_FALLBACK_ENV,
     PLACEHOLDER_MODEL,
     ModelSettings,
+    Platform,
     Protocol,
 )
 from reviewflow.errors import ConfigError
@@ -21,8 +22,15 @@ class MissingKeyError(ConfigError):
     """No API key is configured for a protocol that needs one."""
 
 
+class PlatformSettingError(ConfigError):
+    """A cloud platform's setting (region, endpoint) is missing, or one it cannot use is set."""
+
+
 def key_required(settings: ModelSettings) -> bool:
-    """Whether a request with these settings needs an API key (local OpenAI servers do not)."""
+    """Whether a request with these settings needs an API key (local OpenAI servers do not;
+    cloud platforms have credential chains of their own)."""
+    if settings.platform is not Platform.DIRECT:
+        return False
     if settings.protocol is Protocol.OPENAI:
         return settings.effective_endpoint == DEFAULT_ENDPOINTS["openai"]
     return True
@@ -35,6 +43,7 @@ def check_settings(settings: ModelSettings) -> None:
             f"no model configured (the model name is the placeholder '{PLACEHOLDER_MODEL}'): "
             "run `reviewflow config set model.name <model>` or set REVIEWFLOW_MODEL_NAME"
         )
+    check_platform(settings)
     if settings.api_key is None and key_required(settings):
         names = " or ".join(KEY_FALLBACK_ENV[settings.protocol.value])
         raise MissingKeyError(
@@ -43,16 +52,49 @@ def check_settings(settings: ModelSettings) -> None:
         )
 
 
+def check_platform(settings: ModelSettings) -> None:
+    """Raise PlatformSettingError when the platform lacks a setting it needs."""
+    platform = settings.platform.value
+    if settings.platform in (Platform.BEDROCK, Platform.VERTEX) and settings.region is None:
+        names = "AWS_REGION" if settings.platform is Platform.BEDROCK else "GOOGLE_CLOUD_LOCATION"
+        example = "us-east-1" if settings.platform is Platform.BEDROCK else "us-east5"
+        raise PlatformSettingError(
+            f"the {platform} platform needs a region: run `reviewflow config set model.region "
+            f"{example}` or set {names}"
+        )
+    if settings.platform is Platform.VERTEX and settings.api_key is not None:
+        raise PlatformSettingError(
+            "the vertex platform signs requests with Google credentials, not an API key: unset "
+            "model.api_key (and REVIEWFLOW_MODEL_API_KEY)"
+        )
+    if settings.platform is Platform.AZURE and settings.endpoint is None:
+        raise PlatformSettingError(
+            "the azure platform needs the resource's endpoint: run `reviewflow config set "
+            "model.endpoint https://RESOURCE.openai.azure.com` or set AZURE_OPENAI_ENDPOINT"
+        )
+
+
 def create_provider(settings: ModelSettings) -> Provider:
-    """The adapter for `settings.protocol`, on the official SDK, with SDK retries off."""
+    """The adapter for `settings.protocol` on `settings.platform`, on the official SDK, with
+    SDK retries off."""
     check_settings(settings)
     if settings.protocol is Protocol.OPENAI:
-        from reviewflow.providers.openai import OpenAIProvider
+        from reviewflow.providers.openai import AzureOpenAIProvider, OpenAIProvider
 
+        if settings.platform is Platform.AZURE:
+            return AzureOpenAIProvider(settings)
         return OpenAIProvider(settings)
     if settings.protocol is Protocol.ANTHROPIC:
-        from reviewflow.providers.anthropic import AnthropicProvider
+        from reviewflow.providers.anthropic import (
+            AnthropicProvider,
+            BedrockProvider,
+            VertexAnthropicProvider,
+        )
 
+        if settings.platform is Platform.BEDROCK:
+            return BedrockProvider(settings)
+        if settings.platform is Platform.VERTEX:
+            return VertexAnthropicProvider(settings)
         return AnthropicProvider(settings)
     from reviewflow.providers.gemini import GeminiProvider
 

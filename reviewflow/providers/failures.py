@@ -79,6 +79,10 @@ class SdkError(ProviderFailure, PermanentProviderError):
     """Any other failure the SDK reported."""
 
 
+class MissingCredentialsError(ProviderFailure, PermanentProviderError):
+    """A cloud platform's credential chain found nothing usable (no request was sent)."""
+
+
 class RequestAbandonedError(ProviderFailure, PermanentProviderError):
     """The review was cancelled (its provider closed) while the request was in flight."""
 
@@ -213,6 +217,11 @@ def sdk_error(protocol: str, model: str, error: BaseException, secret: str | Non
     """The error for any other SDK failure, with a redacted one-line detail."""
     detail = one_line(redact(f"{type(error).__name__}: {error}", [secret]))
     return SdkError(f"{_where(protocol, model)}: request failed ({detail})")
+
+
+def missing_credentials_error(protocol: str, model: str, what: str) -> MissingCredentialsError:
+    """The error for a platform whose credential chain found nothing (`what`: in user terms)."""
+    return MissingCredentialsError(f"{_where(protocol, model)}: {one_line(what)}")
 
 
 def empty_answer_error(

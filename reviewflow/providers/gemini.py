@@ -10,9 +10,9 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from reviewflow.config import Protocol
+from reviewflow.config import ModelSettings, Platform, Protocol
 from reviewflow.errors import ProviderError
-from reviewflow.providers import failures
+from reviewflow.providers import cloud, failures
 from reviewflow.providers.base import Provider
 from reviewflow.providers.messages import (
     AssistantMessage,
@@ -62,8 +62,14 @@ class GeminiProvider(Provider[genai.Client]):
 
     protocol = Protocol.GEMINI
 
+    def __init__(self, settings: ModelSettings) -> None:
+        super().__init__(settings)
+        self._google: cloud.GoogleCredentials | None = None
+        if settings.platform is Platform.VERTEX:
+            self._google = cloud.GoogleCredentials("gemini", self._model, settings.project)
+
     def _new_client(self) -> genai.Client:
-        """A Gemini Developer API client."""
+        """A Gemini Developer API client, or a Vertex AI one signed with Google's ADC."""
         options = types.HttpOptions(
             base_url=self._endpoint,
             timeout=max(1, int(self._timeout * 1000)),
@@ -71,10 +77,26 @@ class GeminiProvider(Provider[genai.Client]):
             client_args={"verify": shared_tls_context()},  # else each client builds its own
             async_client_args={"verify": shared_tls_context()},
         )
-        return genai.Client(vertexai=False, api_key=self._key, http_options=options)
+        if self._google is None:
+            return genai.Client(vertexai=False, api_key=self._key, http_options=options)
+        credentials, project = self._google.get()
+        options.api_version = "v1"
+        return genai.Client(
+            vertexai=True,
+            credentials=credentials,
+            project=project,
+            location=self._settings.region,
+            http_options=options,
+        )
 
     def _send(self, client: genai.Client, request: ModelRequest) -> ModelResponse:
         """Send one generateContent request and normalize the answer."""
+        try:
+            return self._send_once(client, request)
+        except cloud.google_auth_errors() as exc:  # only raised on Vertex AI
+            raise cloud.google_auth_failure("gemini", self._model, exc) from None
+
+    def _send_once(self, client: genai.Client, request: ModelRequest) -> ModelResponse:
         try:
             response = client.models.generate_content(
                 model=self._model, contents=_contents(request), config=_config(request)

@@ -43,7 +43,7 @@ _FINISH = {
 }
 
 
-class OpenAIProvider(Provider[openai.OpenAI]):
+class OpenAIProvider(Provider[openai.OpenAI]):  # AzureOpenAI is an OpenAI
     """Chat Completions through the official `openai` SDK, SDK retries off."""
 
     protocol = Protocol.OPENAI
@@ -207,3 +207,35 @@ def _usage(usage: Any) -> Usage:
 
 def _cause(exc: BaseException) -> BaseException | None:
     return exc.__cause__ or exc.__context__
+
+
+class AzureOpenAIProvider(OpenAIProvider):
+    """Chat Completions on Azure OpenAI (`/openai/deployments/{d}/chat/completions`, with
+    `api-version`): the key (`model.api_key`, AZURE_OPENAI_API_KEY) in the `api-key` header,
+    else the openai SDK's Entra ID token variable (AZURE_OPENAI_AD_TOKEN)."""
+
+    def __init__(self, settings: ModelSettings) -> None:
+        super().__init__(settings)
+        self._official = True  # Azure takes max_completion_tokens (o-series models need it)
+
+    def _new_client(self) -> openai.OpenAI:
+        try:
+            return openai.AzureOpenAI(
+                azure_endpoint=self._endpoint,
+                azure_deployment=self._settings.effective_deployment,
+                api_version=self._settings.effective_api_version,
+                api_key=self._key,
+                timeout=self._timeout,
+                max_retries=0,
+                http_client=openai.DefaultHttpxClient(
+                    base_url=self._endpoint, timeout=self._timeout, verify=shared_tls_context()
+                ),
+            )
+        except openai.OpenAIError:  # no key and no Entra ID token: nothing to send
+            raise failures.missing_credentials_error(
+                "openai",
+                self._model,
+                "no Azure OpenAI credentials: set AZURE_OPENAI_API_KEY (or "
+                "REVIEWFLOW_MODEL_API_KEY) to the resource's key, or AZURE_OPENAI_AD_TOKEN to a "
+                "Microsoft Entra ID token",
+            ) from None

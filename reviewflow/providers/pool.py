@@ -21,6 +21,7 @@ from reviewflow import cancel
 from reviewflow.config import (
     Config,
     ModelSettings,
+    Platform,
     Protocol,
     home_dir,
     load_config,
@@ -63,10 +64,34 @@ class ProviderHandle(BaseModel):
     endpoint: str | None
     timeout: float
     concurrency: int
+    platform: Platform = Platform.DIRECT
+    region: str | None = None
+    project: str | None = None
+    deployment: str | None = None
+    api_version: str | None = None
 
     def cache_identity(self) -> dict[str, str | None]:
-        """The model an answer came from (never the pool, the key, the timeout or concurrency)."""
-        return {"protocol": self.protocol.value, "model": self.model, "endpoint": self.endpoint}
+        """The model an answer came from (never the pool, the key, the timeout or concurrency;
+        on a cloud platform, the platform and Azure's deployment too)."""
+        identity = {"protocol": self.protocol.value, "model": self.model, "endpoint": self.endpoint}
+        if self.platform is not Platform.DIRECT:
+            identity.update(platform=self.platform.value, deployment=self.deployment)
+        return identity
+
+    def settings(self, api_key: SecretStr | None) -> ModelSettings:
+        """The model settings this handle was made from, with `api_key`."""
+        platform = self.model_dump(include=set(_PLATFORM_FIELDS))
+        return ModelSettings(
+            protocol=self.protocol,
+            name=self.model,
+            endpoint=self.endpoint,
+            timeout=self.timeout,
+            api_key=api_key,
+            **platform,
+        )
+
+
+_PLATFORM_FIELDS = ("platform", "region", "project", "deployment", "api_version")
 
 
 class UsageTotals(Usage):
@@ -141,6 +166,7 @@ class ProviderPool:
             endpoint=settings.endpoint,
             timeout=settings.timeout,
             concurrency=max(1, concurrency),
+            **settings.model_dump(include=set(_PLATFORM_FIELDS)),
         )
         self._registered = _register(self)
         self._cancel_key = cancel.listen(self._stop_sending)  # a cancel: not one request more
@@ -178,7 +204,10 @@ class ProviderPool:
         with _POOLS_LOCK:
             sibling = self._siblings.get(name)
         if sibling is None:
-            settings = self.settings.model_copy(update={"name": name})
+            update: dict[str, object] = {"name": name}
+            if self.settings.platform is Platform.AZURE:
+                update["deployment"] = None  # the verifier's deployment is named by its model
+            settings = self.settings.model_copy(update=update)
             sibling = ProviderPool(settings, self.handle.concurrency, self._factory)
             sibling.observer, sibling.meter, sibling._slots = self.observer, self.meter, self._slots
             with _POOLS_LOCK:
@@ -232,13 +261,7 @@ def pool_for(handle: ProviderHandle, env: Mapping[str, str] | None = None) -> Pr
     if handle.pid == os.getpid():
         raise _closed_error(handle.pool_id)
     env = os.environ if env is None else env
-    settings = ModelSettings(
-        protocol=handle.protocol,
-        name=handle.model,
-        endpoint=handle.endpoint,
-        timeout=handle.timeout,
-        api_key=environment_key(handle.protocol, env),
-    )
+    settings = handle.settings(environment_key(handle.protocol, env, handle.platform))
     candidate = ProviderPool(settings, handle.concurrency, pool_id=handle.pool_id)
     if candidate._registered is not candidate:  # another thread registered first
         candidate.close()
@@ -261,6 +284,9 @@ def _closed_error(pool_id: str) -> PoolClosedError:
     )
 
 
-def environment_key(protocol: Protocol, env: Mapping[str, str]) -> SecretStr | None:
-    """The API key this process would use for `protocol` (the same rules as the CLI's)."""
-    return load_config(home_dir(env), env, {"model": {"protocol": protocol.value}}).model.api_key
+def environment_key(
+    protocol: Protocol, env: Mapping[str, str], platform: Platform = Platform.DIRECT
+) -> SecretStr | None:
+    """The API key this process would use for `protocol` on `platform` (the CLI's rules)."""
+    model = {"protocol": protocol.value, "platform": platform.value}
+    return load_config(home_dir(env), env, {"model": model}).model.api_key

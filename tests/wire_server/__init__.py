@@ -10,6 +10,14 @@ Every request consumes one scripted reply of its protocol (`ToolCalls`, `Text`, 
 `Delay`, `Disconnect`, `Empty`, `Raw`, `Trickle`); an unscripted request gets HTTP 500 and is
 counted in `unexpected`. Every request is recorded (path, lower-cased headers, parsed JSON body).
 Error bodies echo the credential the server received, so tests can prove redaction.
+
+The cloud platforms' paths reach the same scripts, by protocol: Bedrock's `/model/{id}/invoke`
+and Vertex AI's `publishers/anthropic/models/{m}:rawPredict` are `anthropic`, Vertex AI's
+`publishers/google/models/{m}:generateContent` is `gemini`, Azure OpenAI's
+`/openai/deployments/{d}/chat/completions` is `openai` (`record.platform` tells them apart).
+`POST /token` is an OAuth token endpoint (as Google's): it grants `GOOGLE_TOKEN` to anyone, so a
+service account file whose `token_uri` names it gives Application Default Credentials without
+the network.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
+from urllib.parse import unquote
 
 from pydantic import SecretStr
 
@@ -48,6 +57,7 @@ from tests.wire_server.replies import (
 
 __all__ = [
     "AUTO_ID",
+    "GOOGLE_TOKEN",
     "PROTOCOLS",
     "TEST_KEY",
     "Call",
@@ -69,6 +79,12 @@ __all__ = [
 Responder = Callable[[RecordedRequest], Reply]
 
 _GEMINI_PATH = re.compile(r"/models/(?P<model>[^/:]+):generateContent$")
+_BEDROCK_PATH = re.compile(r"^/model/(?P<model>[^/]+)/invoke$")
+_VERTEX_PATH = re.compile(r"^/v1/projects/[^/]+/locations/[^/]+/publishers/(?P<publisher>\w+)/")
+_VERTEX_CLAUDE_PATH = re.compile(r"/models/(?P<model>[^/:]+):rawPredict$")
+_AZURE_PATH = re.compile(r"^/openai/deployments/(?P<deployment>[^/]+)/chat/completions$")
+TOKEN_PATH = "/token"
+GOOGLE_TOKEN = "ya29.wire-test-token-Hq3Nf8Ld"
 
 
 class WireServer:
@@ -99,6 +115,27 @@ class WireServer:
     def base_url(self, protocol: str) -> str:
         """The endpoint to configure for `protocol` (OpenAI's carries its `/v1`)."""
         return f"{self.url}/v1" if protocol == "openai" else self.url
+
+    def platform_settings(
+        self,
+        platform: str,
+        protocol: str,
+        name: str = "test-model",
+        timeout: float = 5.0,
+        key: str | None = None,
+        **fields: Any,
+    ) -> ModelSettings:
+        """Model settings on a cloud platform, its endpoint this server (`fields`: region,
+        project, deployment, api_version)."""
+        return ModelSettings(
+            platform=platform,
+            protocol=Protocol(protocol),
+            name=name,
+            endpoint=self.url,
+            timeout=timeout,
+            api_key=SecretStr(key) if key else None,
+            **fields,
+        )
 
     def settings(
         self,
@@ -145,6 +182,10 @@ class WireServer:
 
     def next_id(self) -> int:
         return next(self._ids)
+
+    def _record(self, record: RecordedRequest) -> None:
+        with self._lock:
+            self._records.append(record)
 
     def _begin(self, record: RecordedRequest) -> Reply | None:
         with self._lock:
@@ -199,10 +240,15 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw) if raw else None
         except json.JSONDecodeError:
             body = raw.decode("utf-8", "replace")
-        path = self.path.split("?", 1)[0]
-        protocol, model = _route(path, body)
+        path, _, query = self.path.partition("?")
         headers = {k.lower(): v for k, v in self.headers.items()}
-        record = RecordedRequest(protocol, path, headers, body, model)
+        if path == TOKEN_PATH:
+            self.wire._record(RecordedRequest("token", path, headers, body, "", "", query, raw))
+            token = {"access_token": GOOGLE_TOKEN, "expires_in": 3600, "token_type": "Bearer"}
+            self._send(200, token, {})
+            return
+        protocol, model, platform = _route(path, body)
+        record = RecordedRequest(protocol, path, headers, body, model, platform, query, raw)
         reply = self.wire._begin(record)
         try:
             self._answer(record, reply)
@@ -266,13 +312,20 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
 
-def _route(path: str, body: Any) -> tuple[str, str]:
-    model = body.get("model", "") if isinstance(body, dict) else ""
+def _route(path: str, body: Any) -> tuple[str, str, str]:
+    """(protocol, model, platform) of a request path."""
+    model = str(body.get("model", "") if isinstance(body, dict) else "")
+    if match := _AZURE_PATH.match(path):
+        return "openai", model, "azure"
     if path.endswith("/chat/completions"):
-        return "openai", str(model)
+        return "openai", model, "direct"
     if path.endswith("/v1/messages"):
-        return "anthropic", str(model)
-    match = _GEMINI_PATH.search(path)
-    if match:
-        return "gemini", match.group("model")
-    return "unknown", str(model)
+        return "anthropic", model, "direct"
+    if match := _BEDROCK_PATH.match(path):
+        return "anthropic", unquote(match.group("model")), "bedrock"
+    platform = "vertex" if _VERTEX_PATH.match(path) else "direct"
+    if (match := _VERTEX_CLAUDE_PATH.search(path)) and platform == "vertex":
+        return "anthropic", match.group("model"), platform
+    if match := _GEMINI_PATH.search(path):
+        return "gemini", match.group("model"), platform
+    return "unknown", model, "direct"

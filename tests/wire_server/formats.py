@@ -183,12 +183,16 @@ _ANTHROPIC_TYPE = {
 
 def error_body(record: RecordedRequest, status: int, message: str) -> dict[str, Any]:
     text = f"{message}; credential received: {record.credential!r}"
+    if record.platform == "bedrock":  # AWS's shape; the kind is in x-amzn-errortype
+        return {"message": text}
+    if record.platform == "vertex" or record.protocol == "gemini":  # Google's front end
+        state = _GEMINI_STATUS.get(status, "UNKNOWN")
+        return {"error": {"code": status, "message": text, "status": state}}
+    if record.platform == "azure" and status == 404:
+        return {"error": {"code": "DeploymentNotFound", "message": text}}
     if record.protocol == "anthropic":
         kind = _ANTHROPIC_TYPE.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": text}}
-    if record.protocol == "gemini":
-        state = _GEMINI_STATUS.get(status, "UNKNOWN")
-        return {"error": {"code": status, "message": text, "status": state}}
     code = "invalid_api_key" if status == 401 else None
     return {
         "error": {"message": text, "type": "invalid_request_error", "param": None, "code": code}

@@ -108,18 +108,26 @@ Reply = ToolCalls | Text | HttpError | Delay | Disconnect | Empty | Raw | Trickl
 
 @dataclass(frozen=True)
 class RecordedRequest:
+    """One request. `platform`: direct, bedrock, vertex or azure, told by its path; `query`
+    the URL's query string; `raw` the body's bytes (a SigV4 signature covers them)."""
+
     protocol: str
     path: str
     headers: dict[str, str]
     body: Any
     model: str
+    platform: str = "direct"
+    query: str = ""
+    raw: bytes = b""
 
     @property
     def credential(self) -> str:
-        """The API key as the SDK sent it (bearer token, x-api-key or x-goog-api-key)."""
+        """The credential as the SDK sent it (bearer token, x-api-key, x-goog-api-key, Azure's
+        api-key, or a whole SigV4 Authorization header)."""
         auth = self.headers.get("authorization", "")
         return (
             auth.removeprefix("Bearer ")
             or self.headers.get("x-api-key", "")
             or self.headers.get("x-goog-api-key", "")
+            or self.headers.get("api-key", "")
         )
