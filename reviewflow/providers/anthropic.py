@@ -257,6 +257,9 @@ class VertexAnthropicProvider(AnthropicProvider):
             http_client=self._http_client(),
         )
 
+    def _sent_secrets(self) -> tuple[str, ...]:
+        return self._google.tokens()
+
     def _send(self, client: AnyAnthropic, request: ModelRequest) -> ModelResponse:
         try:
             return super()._send(client, request)

@@ -40,6 +40,9 @@ class Provider(ABC, Generic[ClientT]):
         except ProviderError as exc:
             exc.__context__ = None  # the SDK error it replaced may hold the key (args, body)
             exc.__suppress_context__ = True
+            secrets = self._sent_secrets()
+            if secrets and exc.args:  # e.g. a platform's token, echoed in an error body
+                exc.args = (failures.redact(str(exc.args[0]), secrets), *exc.args[1:])
             raise
 
     def _complete(self, request: ModelRequest) -> ModelResponse:
@@ -60,6 +63,11 @@ class Provider(ABC, Generic[ClientT]):
             raise failures.unsendable_error(
                 name, self._model, self._endpoint, exc, self._key
             ) from None
+
+    def _sent_secrets(self) -> tuple[str, ...]:
+        """Credentials other than the API key that requests carry (a cloud platform's token):
+        redacted from every error, like the key."""
+        return ()
 
     def close(self) -> None:
         """Release the SDK clients' connections; requests in flight are abandoned at once."""

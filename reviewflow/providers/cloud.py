@@ -41,6 +41,12 @@ class GoogleCredentials:
                 self._loaded = self._load()
             return self._loaded
 
+    def tokens(self) -> tuple[str, ...]:
+        """The access token requests carry now (none before the first request)."""
+        with self._lock:
+            token = getattr(self._loaded[0], "token", None) if self._loaded else None
+        return (token,) if isinstance(token, str) and token else ()
+
     def _load(self) -> tuple[Any, str]:
         import google.auth
         from google.auth import exceptions

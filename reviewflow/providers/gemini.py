@@ -68,6 +68,9 @@ class GeminiProvider(Provider[genai.Client]):
         if settings.platform is Platform.VERTEX:
             self._google = cloud.GoogleCredentials("gemini", self._model, settings.project)
 
+    def _sent_secrets(self) -> tuple[str, ...]:
+        return self._google.tokens() if self._google is not None else ()
+
     def _new_client(self) -> genai.Client:
         """A Gemini Developer API client, or a Vertex AI one signed with Google's ADC."""
         options = types.HttpOptions(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import openai
@@ -28,6 +29,7 @@ from reviewflow.providers.shared import (
 )
 from reviewflow.providers.tls import shared_tls_context
 
+ENTRA_TOKEN_ENV = "AZURE_OPENAI_AD_TOKEN"  # the openai SDK's own variable
 NO_KEY = "no-key"  # local servers (Ollama, llama.cpp) accept any bearer token
 # `chat.completions.create` first walks the request through the SDK's TypedDict transform (which
 # renames and reformats typed inputs: ~1.6 ms per request here); ours is plain JSON built below,
@@ -217,10 +219,17 @@ class AzureOpenAIProvider(OpenAIProvider):
     def __init__(self, settings: ModelSettings) -> None:
         super().__init__(settings)
         self._official = True  # Azure takes max_completion_tokens (o-series models need it)
+        self._entra_token: str | None = None
+
+    def _sent_secrets(self) -> tuple[str, ...]:
+        return (self._entra_token,) if self._entra_token else ()
 
     def _new_client(self) -> openai.OpenAI:
+        if self._key is None:  # read as the SDK would, to be redacted from errors too
+            self._entra_token = os.environ.get(ENTRA_TOKEN_ENV) or None
         try:
             return openai.AzureOpenAI(
+                azure_ad_token=self._entra_token,
                 azure_endpoint=self._endpoint,
                 azure_deployment=self._settings.effective_deployment,
                 api_version=self._settings.effective_api_version,

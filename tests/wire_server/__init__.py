@@ -272,7 +272,7 @@ class _Handler(BaseHTTPRequestHandler):
             status, payload = render(record, reply, self.wire.next_id())
         extra = reply.headers if isinstance(reply, HttpError) else {}
         if isinstance(reply, Raw):
-            extra = {"content-type": reply.content_type}
+            extra = {"content-type": reply.content_type, **reply.headers}
         self._send(status, payload, extra)
 
     def _send(self, status: int, payload: Any, headers: dict[str, str]) -> None:

@@ -91,6 +91,7 @@ class Raw:
     status: int
     body: Any
     content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
