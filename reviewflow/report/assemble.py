@@ -174,7 +174,10 @@ def review_metadata(
         {
             **change_metadata(scope, request),
             "model": ModelInfo(
-                protocol=model.protocol.value, name=model.name, endpoint=model.effective_endpoint
+                protocol=model.protocol.value,
+                name=model.name,
+                endpoint=model.effective_endpoint,
+                platform=model.platform.value,
             ),
             "language": language,
             "started_at": utc_iso(started_at),

@@ -37,6 +37,7 @@ class ModelInfo(_Record):
     protocol: str
     name: str
     endpoint: str | None = None
+    platform: str = "direct"  # model.platform: direct, bedrock, vertex or azure
 
 
 class ReviewMetadata(_Record):

@@ -70,6 +70,7 @@ def test_keys_and_stats_of_a_realistic_review() -> None:
         "protocol": "openai",
         "name": "gpt-test",
         "endpoint": "http://127.0.0.1:9/v1",
+        "platform": "direct",
     }
     assert report["stats"] == {
         "files_changed": 5,
@@ -185,6 +186,7 @@ def test_no_report_of_a_keyed_config_holds_the_key(repo: GitRepo) -> None:
         "protocol": "anthropic",
         "name": "claude-x",
         "endpoint": "https://api.anthropic.com",
+        "platform": "direct",
     }
     assert report["metadata"]["mode"] == "workspace"
     assert report["metadata"]["started_at"] == "2026-11-30T12:00:00Z"
