@@ -1,9 +1,9 @@
 #!/bin/sh
-# Installs reviewflow (with the Dask runner) from the source tree in the current directory into
+# Installs reviewflow (with the Dask runner and Bedrock's AWS signing) from the source tree in the current directory into
 # the active Python, every dependency pinned by constraints.txt. The Dockerfile runs it; so does
 # `make image-check`, in a fresh venv, where no Docker engine is available.
 set -eu
 python -m pip install --no-cache-dir --disable-pip-version-check \
-    --constraint deployments/docker/constraints.txt ".[dask]"
+    --constraint deployments/docker/constraints.txt ".[dask,bedrock]"
 python -m pip check
 reviewflow version

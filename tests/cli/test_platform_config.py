@@ -114,7 +114,7 @@ def test_set_stores_platform_settings_as_typed(rf_home: Path) -> None:
         "openai",
         "gpt-4o-prod",
     )
-    with pytest.raises(ConfigError, match="model.platform"):
+    with pytest.raises(ConfigError, match=r"model\.platform"):
         set_value(rf_home, "model.protocol", "anthropic")
 
 
