@@ -96,6 +96,7 @@ class AnthropicProvider(Provider[AnyAnthropic]):
                 exc.status_code,
                 failures.detail_from_body(exc.body),
                 self._key,
+                self.credential,
             ) from None
         except anthropic.APIResponseValidationError:
             raise self._malformed() from None
@@ -207,6 +208,8 @@ class BedrockProvider(AnthropicProvider):
     """Messages on Amazon Bedrock (`/model/{id}/invoke`): SigV4 through botocore's credential
     chain, or a Bedrock API key (`model.api_key`, AWS_BEARER_TOKEN_BEDROCK) as a bearer token."""
 
+    credential = "AWS credentials or Bedrock API key"
+
     def _new_client(self) -> anthropic.AnthropicBedrock:
         return anthropic.AnthropicBedrock(
             aws_region=self._settings.region,
@@ -240,6 +243,8 @@ class BedrockProvider(AnthropicProvider):
 class VertexAnthropicProvider(AnthropicProvider):
     """Messages on Vertex AI (`publishers/anthropic/models/{m}:rawPredict`), signed with
     Google's Application Default Credentials."""
+
+    credential = "Google credentials"
 
     def __init__(self, settings: ModelSettings) -> None:
         super().__init__(settings)

@@ -24,6 +24,7 @@ class Provider(ABC, Generic[ClientT]):
     """
 
     protocol: Protocol
+    credential = "API key"  # what a 401/403 refused, as its errors say
 
     def __init__(self, settings: ModelSettings) -> None:
         self._settings = settings

@@ -150,14 +150,20 @@ def _where(protocol: str, model: str) -> str:
 
 
 def status_error(
-    protocol: str, model: str, status: int, detail: str, secret: str | None
+    protocol: str,
+    model: str,
+    status: int,
+    detail: str,
+    secret: str | None,
+    credential: str = "API key",
 ) -> ProviderFailure:
-    """The typed error for an HTTP error status, with a redacted one-line detail."""
+    """The typed error for an HTTP error status, with a redacted one-line detail (`credential`:
+    what a 401/403 refused, in the user's terms: a cloud platform's are not an API key)."""
     text = one_line(redact(detail, [secret]))
     suffix = f": {text}" if text else ""
     base = f"{_where(protocol, model)}: HTTP {status}"
     if status in (401, 403):
-        return ProviderAuthError(f"{base} (API key rejected){suffix}")
+        return ProviderAuthError(f"{base} ({credential} rejected){suffix}")
     if status == 404:
         return ModelNotFoundError(f"{base} (unknown model or wrong endpoint){suffix}")
     if status == 501:  # Not Implemented: the wrong URL or protocol, never worth a retry

@@ -67,6 +67,7 @@ class GeminiProvider(Provider[genai.Client]):
         self._google: cloud.GoogleCredentials | None = None
         if settings.platform is Platform.VERTEX:
             self._google = cloud.GoogleCredentials("gemini", self._model, settings.project)
+            self.credential = "Google credentials"
 
     def _sent_secrets(self) -> tuple[str, ...]:
         return self._google.tokens() if self._google is not None else ()
@@ -127,7 +128,9 @@ class GeminiProvider(Provider[genai.Client]):
         status = int(exc.code or 0)
         if status == 400 and any(marker in str(exc.details) for marker in _KEY_REJECTED):
             status = 401  # Gemini answers a bad key with 400 INVALID_ARGUMENT
-        return failures.status_error("gemini", self._model, status, detail, self._key)
+        return failures.status_error(
+            "gemini", self._model, status, detail, self._key, self.credential
+        )
 
     def _normalize(self, response: Any, request: ModelRequest) -> ModelResponse:
         if not response.candidates:

@@ -85,6 +85,7 @@ class OpenAIProvider(Provider[openai.OpenAI]):  # AzureOpenAI is an OpenAI
                 exc.status_code,
                 failures.detail_from_body(exc.body),
                 self._key,
+                self.credential,
             ) from None
         except openai.APIResponseValidationError:
             raise self._malformed() from None
@@ -215,6 +216,8 @@ class AzureOpenAIProvider(OpenAIProvider):
     """Chat Completions on Azure OpenAI (`/openai/deployments/{d}/chat/completions`, with
     `api-version`): the key (`model.api_key`, AZURE_OPENAI_API_KEY) in the `api-key` header,
     else the openai SDK's Entra ID token variable (AZURE_OPENAI_AD_TOKEN)."""
+
+    credential = "API key or Entra ID token"
 
     def __init__(self, settings: ModelSettings) -> None:
         super().__init__(settings)

@@ -22,6 +22,7 @@ from reviewflow.providers.failures import (
     ProviderAuthError,
     RetryableStatusError,
 )
+from reviewflow.providers.pool import ProviderHandle
 from tests.platforms import (
     AWS_SECRET_KEY,
     AWS_SESSION_TOKEN,
@@ -251,6 +252,8 @@ def test_vertex_faults_are_explained(
     report = check_model(Config(model=settings))
     assert report.outcome is outcome and report.hint is not None and words in report.hint
     assert GOOGLE_TOKEN not in report.render()
+    if status in (401, 403):
+        assert f"HTTP {status} (Google credentials rejected)" in report.message
     assert len(wire.requests(protocol)) == 1
 
 
@@ -405,3 +408,69 @@ def test_429_is_retried_through_prefect_on_every_platform(
     assert response.text == "ok" and response.attempts == 2
     assert len(wire.requests(protocol)) == 2
     wire.assert_done()
+
+
+@pytest.mark.parametrize("kind", ["vertex-anthropic", "azure"])
+def test_platform_credentials_never_reach_prefect(
+    prefect_harness: None,
+    prefect_api_home: Path,
+    wire: WireServer,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+    kind: str,
+) -> None:
+    """A refused request whose error body echoes the credential (Google's token, Azure's key),
+    then an answer, in a Prefect flow: the credential is in no log, state, artifact, result or
+    the database."""
+    import logging
+
+    from prefect import flow
+    from prefect.artifacts import create_markdown_artifact
+    from prefect.logging.handlers import APILogWorker
+    from prefect.settings import PREFECT_HOME, PREFECT_LOCAL_STORAGE_PATH
+
+    from flows.local.process import DATABASE_FILE
+    from flows.local.settings import prefect_home
+    from reviewflow.errors import ProviderError
+    from tasks.llm import llm_request
+
+    fast = llm_request.with_options(retry_delay_seconds=0)
+
+    @flow(name="platform-key-scan", persist_result=True)
+    def key_scan(handle: ProviderHandle) -> str:
+        failed = fast(handle, PROBE, return_state=True)
+        error = failed.result(raise_on_failure=False)
+        assert isinstance(error, ProviderError)
+        answer = fast(handle, PROBE)
+        create_markdown_artifact(f"{error}\n\n{answer.text}", key="platform-key-scan")
+        return f"{error!r} {answer!r}"
+
+    if kind == "azure":
+        protocol, secret, settings = "openai", AZURE_KEY, _azure(wire)
+    else:
+        google_adc(monkeypatch, tmp_path, wire)
+        protocol, secret = "anthropic", GOOGLE_TOKEN
+        settings = wire.platform_settings("vertex", protocol, name="claude-x", region="us-east5")
+    for name in (None, "prefect", "openai", "anthropic", "google", "httpx", "httpx2"):
+        caplog.set_level(logging.DEBUG, logger=name)
+    wire.script(protocol, [HttpError(401), Text("fine")])
+    with ProviderPool(settings, 2) as pool:
+        state = key_scan(pool.handle, return_state=True)
+        summary = state.result()
+    assert state.is_completed() and "[REDACTED]" in summary and secret not in summary
+    assert all(secret in r.credential for r in wire.requests(protocol))  # it was sent
+    APILogWorker.drain_all()
+    out, err = capfd.readouterr()
+    assert secret not in out + err and secret not in caplog.text
+    database = prefect_home(prefect_api_home) / DATABASE_FILE
+    roots = [Path(r) for r in (PREFECT_HOME.value(), PREFECT_LOCAL_STORAGE_PATH.value())]
+    roots = [r for r in (*roots, database.parent) if r.exists()]
+    leaked = [
+        f
+        for root in roots
+        for f in ([root] if root.is_file() else root.rglob("*"))
+        if f.is_file() and secret.encode() in f.read_bytes()
+    ]
+    assert database.exists() and leaked == []
