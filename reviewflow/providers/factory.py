@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from importlib.util import find_spec
+
 from reviewflow.config import (
     DEFAULT_ENDPOINTS,
     KEY_FALLBACK_ENV,
@@ -61,6 +63,11 @@ def check_platform(settings: ModelSettings) -> None:
         raise PlatformSettingError(
             f"the {platform} platform needs a region: run `reviewflow config set model.region "
             f"{example}` or set {names}"
+        )
+    if settings.platform is Platform.BEDROCK and not all(map(find_spec, ("boto3", "botocore"))):
+        raise PlatformSettingError(
+            "the bedrock platform signs requests with botocore, which is not installed: "
+            "pip install 'reviewflow[bedrock]'"
         )
     if settings.platform is Platform.VERTEX and settings.api_key is not None:
         raise PlatformSettingError(

@@ -474,3 +474,19 @@ def test_platform_credentials_never_reach_prefect(
         if f.is_file() and secret.encode() in f.read_bytes()
     ]
     assert database.exists() and leaked == []
+
+
+def test_bedrock_without_botocore_installed_says_how_to_get_it(
+    wire: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(  # as where the bedrock extra was not installed
+        "reviewflow.providers.factory.find_spec",
+        lambda name: None if name == "botocore" else real(name),
+    )
+    report = check_model(Config(model=_bedrock(wire)))
+    assert report.outcome is Outcome.CONFIG
+    assert "pip install 'reviewflow[bedrock]'" in report.message
+    assert wire.requests() == []
