@@ -147,12 +147,12 @@ def load_config(
     """The effective config: defaults < file < environment < flags (`{"review": {...}}` form)."""
     path = config_path(home)
     file_data = read_config_file(path)
-    build_config(file_data, str(path))
+    file_model = build_config(file_data, str(path)).model
     data = merge(file_data, {"model": env_overrides(env)})
     build_config(data, ENV_SOURCE)
     data = merge(data, flags or {})
     config = build_config(data, FLAGS_SOURCE)
-    model, file_model = config.model, build_config(file_data, str(path)).model
+    model = config.model
     where = (model.protocol, model.platform)
     if "api_key" not in env_overrides(env) and where != (file_model.protocol, file_model.platform):
         model.api_key = None  # the file's key belongs to the file's protocol and platform
