@@ -1,0 +1,62 @@
+"""The harness end to end on the two tiny cases: fetched through file://, reviewed by the real
+CLI, judged, scored; then replayed from the cassettes without any request."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.quality.run import main
+from tests.quality.tiny import TinyModel, build
+from tests.wire_server import TEST_KEY, WireServer
+
+
+def _flags(root: Path, wire: WireServer, *extra: str) -> list[str]:
+    return [
+        "--cases", str(root / "cases.json"), "--protocol", "openai", "--model", "test-model",
+        "--endpoint", wire.base_url("openai"), "--cache-dir", str(root / "cache"),
+        "--cassettes", str(root / "cassettes"), "--out", str(root / "out"), "--price", "1,2",
+        "--judge-price", "0.5,1", *extra,
+    ]
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_tiny_cases_are_scored_exactly_and_replayed_without_a_request(
+    tmp_path: Path, wire: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    build(tmp_path)
+    model = TinyModel()
+    wire.respond("openai", model)
+    monkeypatch.setenv("REVIEWFLOW_MODEL_API_KEY", TEST_KEY)
+    assert main(_flags(tmp_path, wire)) == 0
+
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    by_id = {case["id"]: case for case in data["cases"]}
+    window, judged = by_id["tiny-window"]["scores"], by_id["tiny-judged"]["scores"]
+    assert (window["caught"], window["golden"], window["matched_findings"], window["findings"]) == (1, 1, 1, 2)
+    assert (window["precision"], window["recall"]) == (0.5, 1.0)
+    assert window["f1"] == pytest.approx(2 / 3)
+    assert (judged["caught"], judged["golden"], judged["matched_findings"], judged["findings"]) == (1, 2, 1, 1)
+    assert (judged["precision"], judged["recall"]) == (1.0, 0.5)
+    total = data["total"]
+    assert (total["precision"], total["recall"]) == (pytest.approx(2 / 3), pytest.approx(2 / 3))
+    assert total["f1"] == pytest.approx(2 / 3)
+    assert [v["by"] for v in by_id["tiny-window"]["verdicts"]] == ["line-window"]
+    assert model.judged == 2  # only the judged case's 2 golden x 1 finding pairs
+    assert total["cost_usd"] is not None and total["tokens"]["judge_prompt"] > 0
+    assert "| **total** | 3 | 2 | 3 | 2 | 66.7% | 66.7% | 66.7% |" in (tmp_path / "out" / "results.md").read_text()
+    cassette = json.loads((tmp_path / "cassettes" / "tiny-judged.json").read_text())
+    assert {e["stage"] for e in cassette["exchanges"]} == {"review", "judge"}
+    assert TEST_KEY not in json.dumps(cassette)
+
+    sent = len(wire.requests())
+    replay_out = tmp_path / "replayed"
+    flags = _flags(tmp_path, wire, "--replay")
+    flags[flags.index("--out") + 1] = str(replay_out)
+    assert main(flags) == 0
+    assert len(wire.requests()) == sent  # nothing asked of any model
+    again = json.loads((replay_out / "results.json").read_text())
+    assert again["total"]["f1"] == total["f1"]
+    assert [c["verdicts"] for c in again["cases"]] == [c["verdicts"] for c in data["cases"]]
