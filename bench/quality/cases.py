@@ -67,7 +67,7 @@ def resolve_cases_path(spec: str) -> Path:
         if not path.exists():
             raise QualityError(
                 f"--cases {spec}: {path} does not exist; build it from the dataset with "
-                "`python bench/quality/importers.py swr DATASET.jsonl` (see bench/quality/README.md)"
+                "`python bench/quality/importers.py swr DATASET.jsonl` (bench/quality/README.md)"
             )
         return path
     path = Path(spec)
@@ -96,7 +96,7 @@ def load_cases(spec: str, only: list[str] | None = None) -> CaseList:
         if unknown:
             raise QualityError(f"--case {unknown[0]}: not in {path.name} (e.g. {ids[0]})")
         cases = tuple(case for case in cases if case.id in only)
-    source = data.get("source") if isinstance(data.get("source"), dict) else {}
+    source = data["source"] if isinstance(data.get("source"), dict) else {}
     return CaseList(str(data.get("name") or path.stem), source, cases, path)
 
 

@@ -139,7 +139,9 @@ class _Handler(BaseHTTPRequestHandler):
             ctype = answer.headers.get("content-type", "application/json")
         except httpx.HTTPError as exc:
             status, ctype = 599, "application/json"
-            text = json.dumps({"error": f"proxy could not reach the endpoint: {type(exc).__name__}"})
+            text = json.dumps(
+                {"error": f"proxy could not reach the endpoint: {type(exc).__name__}"}
+            )
         try:
             recorded: Any = json.loads(body)
         except ValueError:

@@ -18,6 +18,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bench.quality.cases import Case, QualityError, github_pull
 from reviewflow.fsutil import write_output
@@ -50,7 +51,9 @@ def plan(case: Case, cache: Path) -> str:
     pull = github_pull(case)
     assert pull is not None  # a case without commits is a pull request (load_cases checks)
     owner, name, number = pull
-    return f"GET {API}/repos/{owner}/{name}/pulls/{number}, then git fetch base + pull/{number}/head"
+    return (
+        f"GET {API}/repos/{owner}/{name}/pulls/{number}, then git fetch base + pull/{number}/head"
+    )
 
 
 def fetch(case: Case, cache: Path, env: dict[str, str]) -> Fetched:
@@ -64,11 +67,13 @@ def fetch(case: Case, cache: Path, env: dict[str, str]) -> Fetched:
     if wanted:
         refs = list(wanted)
         if case.pull is not None and head in wanted:
-            refs = [r for r in refs if r != head] + [f"+refs/pull/{case.pull}/head:refs/quality/pull-{case.pull}"]
+            refs = [r for r in refs if r != head] + [
+                f"+refs/pull/{case.pull}/head:refs/quality/pull-{case.pull}"
+            ]
         _git(where, "fetch", "-q", "--no-tags", case.repo, *refs)
     for sha in (base, head):
         if not _has(where, sha):
-            raise QualityError(f"{case.id}: commit {sha} is not in {case.repo} after fetching")
+            raise QualityError(f"commit {sha} is not in {case.repo} after fetching")
     return Fetched(where, base, head)
 
 
@@ -81,7 +86,7 @@ def resolve(case: Case, cache: Path, env: dict[str, str]) -> tuple[str, str]:
         return known
     pull = github_pull(case)
     if pull is None:
-        raise QualityError(f"{case.id}: no commits and not a GitHub pull request")
+        raise QualityError("no commits and not a GitHub pull request")
     data = _github(f"/repos/{pull[0]}/{pull[1]}/pulls/{pull[2]}", env)
     base, head = str(data["base"]["sha"]), str(data["head"]["sha"])
     table = _resolved(cache) | {case.id: (base, head)}
@@ -98,7 +103,7 @@ def _resolved(cache: Path) -> dict[str, tuple[str, str]]:
     return {k: (v["base"], v["head"]) for k, v in data.items()}
 
 
-def _github(path: str, env: dict[str, str]) -> dict[str, object]:
+def _github(path: str, env: dict[str, str]) -> dict[str, Any]:
     request = urllib.request.Request(API + path, headers={"Accept": "application/vnd.github+json"})
     token = env.get("GITHUB_TOKEN")
     if token:
@@ -107,7 +112,9 @@ def _github(path: str, env: dict[str, str]) -> dict[str, object]:
         with urllib.request.urlopen(request, timeout=60) as answer:
             data = json.loads(answer.read())
     except urllib.error.HTTPError as exc:
-        raise QualityError(f"GitHub API {path}: HTTP {exc.code} (set GITHUB_TOKEN if rate-limited)") from None
+        raise QualityError(
+            f"GitHub API {path}: HTTP {exc.code} (set GITHUB_TOKEN if rate-limited)"
+        ) from None
     except (urllib.error.URLError, OSError) as exc:
         raise QualityError(f"GitHub API {path}: cannot connect ({exc})") from None
     if not isinstance(data, dict):

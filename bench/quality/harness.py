@@ -91,7 +91,11 @@ def _live(case: Case, settings: Settings, result: CaseResult) -> None:
     tape = Tape()
     with proxy(settings.review.endpoint, tape) as review_proxy:
         result.review = run_review(
-            fetched.repo, fetched.base, fetched.head, settings.review, review_proxy.url,
+            fetched.repo,
+            fetched.base,
+            fetched.head,
+            settings.review,
+            review_proxy.url,
             settings.review_args,
         )
     _check_review(result)
@@ -102,7 +106,7 @@ def _live(case: Case, settings: Settings, result: CaseResult) -> None:
 def _stored(case: Case, settings: Settings, result: CaseResult) -> None:
     path = cassette_path(settings, case)
     if not path.exists():
-        raise QualityError(f"{case.id}: no cassette at {path} (run it live first)")
+        raise QualityError(f"no cassette at {path} (run it live first)")
     data = json.loads(path.read_text(encoding="utf-8"))
     result.base, result.head = data.get("base"), data.get("head")
     review = data["review"]

@@ -29,8 +29,8 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.quality.cases import NAMED, QualityError, case_id_from_pull_url  # noqa: E402
-from reviewflow.fsutil import write_output  # noqa: E402
+from bench.quality.cases import NAMED, QualityError, case_id_from_pull_url
+from reviewflow.fsutil import write_output
 
 MARTIAN_SOURCE = {
     "benchmark": "withmartian/code-review-benchmark, offline set",

@@ -93,14 +93,14 @@ def judge_pairs(
 
 def parse_verdict(g: int, f: int, text: str, usage: Usage) -> Verdict:
     """The judge's JSON answer (fenced or bare); an unreadable answer is an error verdict."""
-    tokens = {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
+    prompt, completion = usage.prompt_tokens, usage.completion_tokens
     match = _OBJECT.search(text)
     try:
         data = json.loads(match.group(0)) if match else None
     except ValueError:
         data = None
     if not isinstance(data, dict) or not isinstance(data.get("match"), bool):
-        return Verdict(g, f, False, 0.0, "", "judge", error="unreadable answer", **tokens)
+        return Verdict(g, f, False, 0.0, "", "judge", "unreadable answer", prompt, completion)
     confidence = data.get("confidence")
     return Verdict(
         golden=g,
@@ -109,7 +109,8 @@ def parse_verdict(g: int, f: int, text: str, usage: Usage) -> Verdict:
         confidence=float(confidence) if isinstance(confidence, int | float) else 0.0,
         reasoning=str(data.get("reasoning") or ""),
         by="judge",
-        **tokens,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
     )
 
 

@@ -46,7 +46,13 @@ class ReviewRun:
 
 
 def review_command(
-    repo: Path, base: str, head: str, model: ModelChoice, proxy_url: str, out: Path, extra: list[str]
+    repo: Path,
+    base: str,
+    head: str,
+    model: ModelChoice,
+    proxy_url: str,
+    out: Path,
+    extra: list[str],
 ) -> list[str]:
     command = [sys.executable, "-m", "flows.review", "--repo", str(repo)]
     command += ["--from", base, "--to", head, "--json", str(out), "--console", "off"]

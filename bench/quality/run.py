@@ -24,17 +24,17 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench.quality.cases import CaseList, QualityError, load_cases  # noqa: E402
-from bench.quality.fetch import plan  # noqa: E402
-from bench.quality.harness import Mode, Settings, run_case  # noqa: E402
-from bench.quality.judge import prompts_digest  # noqa: E402
-from bench.quality.results import Prices, markdown, run_json  # noqa: E402
-from bench.quality.review import ModelChoice  # noqa: E402
-from reviewflow.config import Protocol, load_config  # noqa: E402
-from reviewflow.errors import ReviewError  # noqa: E402
-from reviewflow.fsutil import write_output  # noqa: E402
-from reviewflow.home import home_dir  # noqa: E402
-from reviewflow.providers.factory import check_settings  # noqa: E402
+from bench.quality.cases import CaseList, QualityError, load_cases
+from bench.quality.fetch import plan
+from bench.quality.harness import Mode, Settings, run_case
+from bench.quality.judge import prompts_digest
+from bench.quality.results import Prices, markdown, run_json
+from bench.quality.review import ModelChoice
+from reviewflow.config import Protocol, load_config
+from reviewflow.errors import ReviewError
+from reviewflow.fsutil import write_output
+from reviewflow.home import home_dir
+from reviewflow.providers.factory import check_settings
 
 HERE = Path(__file__).resolve().parent
 PEERS = {"pr-agent": "pr_agent"}
@@ -53,7 +53,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--judge-endpoint")
     p.add_argument("--label", help="names the run's cassettes and results (default: the model)")
     p.add_argument("--cache-dir", type=Path, help="fetched repositories (~/.cache/...)")
-    p.add_argument("--cassettes", type=Path, help="cassette folder (default bench/quality/cassettes/LABEL)")
+    p.add_argument(
+        "--cassettes", type=Path, help="cassette folder (default bench/quality/cassettes/LABEL)"
+    )
     p.add_argument("--out", type=Path, help="results folder (default bench/quality/results/LABEL)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--replay", action="store_true", help="score from the cassettes, no request")
@@ -74,20 +76,31 @@ def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> in
         cases = load_cases(args.cases, args.case)
         if args.limit is not None:
             cases = CaseList(cases.name, cases.source, cases.cases[: args.limit], cases.path)
-        cache = args.cache_dir or Path(env.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "reviewflow-quality"
+        cache = (
+            args.cache_dir
+            or Path(env.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "reviewflow-quality"
+        )
         if args.dry_run:
             return dry_run(cases, cache)
         settings = _settings(args, env, cache)
-        prices = Prices(*_prices(args.price, "--price"), *_prices(args.judge_price, "--judge-price"))
+        prices = Prices(
+            *_prices(args.price, "--price"), *_prices(args.judge_price, "--judge-price")
+        )
     except (QualityError, ReviewError) as exc:
         print(f"quality: {exc}", file=sys.stderr)
         return 2
     if args.peer and importlib.util.find_spec(PEERS[args.peer]) is None:
-        print(f"quality: peer {args.peer} is not installed (no `{PEERS[args.peer]}` module); "
-              "reviewflow runs alone", file=sys.stderr)
+        print(
+            f"quality: peer {args.peer} is not installed (no `{PEERS[args.peer]}` module); "
+            "reviewflow runs alone",
+            file=sys.stderr,
+        )
     elif args.peer:
-        print(f"quality: peer {args.peer} is installed, but running it is not built yet; "
-              "reviewflow runs alone", file=sys.stderr)
+        print(
+            f"quality: peer {args.peer} is installed, but running it is not built yet; "
+            "reviewflow runs alone",
+            file=sys.stderr,
+        )
     return _run(cases, settings, prices, args)
 
 
@@ -110,7 +123,8 @@ def _run(cases: CaseList, settings: Settings, prices: Prices, args: argparse.Nam
         status = result.error or (
             f"{result.counts.caught}/{result.counts.golden} caught, "
             f"{result.counts.matched_findings}/{result.counts.findings} findings matched"
-            if result.counts else "no score"
+            if result.counts
+            else "no score"
         )
         print(f"[{n}/{len(cases.cases)}] {case.id}: {status}", file=sys.stderr)
         results.append(result)
@@ -135,9 +149,15 @@ def _run(cases: CaseList, settings: Settings, prices: Prices, args: argparse.Nam
 def _settings(args: argparse.Namespace, env: dict[str, str], cache: Path) -> Settings:
     review_flags = _model_flags(args.protocol, args.model, args.endpoint)
     review = load_config(home_dir(env), env, {"model": review_flags}).model
-    judge_flags = {"protocol": review.protocol.value, "name": review.name, "endpoint": review.endpoint}
+    judge_flags = {
+        "protocol": review.protocol.value,
+        "name": review.name,
+        "endpoint": review.endpoint,
+    }
     judge_flags |= _model_flags(args.judge_protocol, args.judge_model, args.judge_endpoint)
-    judge = load_config(home_dir(env), env, {"model": {k: v for k, v in judge_flags.items() if v}}).model
+    judge = load_config(
+        home_dir(env), env, {"model": {k: v for k, v in judge_flags.items() if v}}
+    ).model
     label = args.label or review.name.replace("/", "_")
     mode: Mode = "replay" if args.replay else "rejudge" if args.rejudge else "live"
     if mode == "live":
@@ -169,7 +189,9 @@ def _prices(value: str | None, flag: str) -> tuple[float | None, float | None]:
     try:
         first, second = (float(x) for x in value.split(","))
     except ValueError:
-        raise QualityError(f"{flag} {value}: expected IN,OUT in USD per million tokens, e.g. 2.5,10") from None
+        raise QualityError(
+            f"{flag} {value}: expected IN,OUT in USD per million tokens, e.g. 2.5,10"
+        ) from None
     return first, second
 
 

@@ -102,12 +102,12 @@ def line_window_hits(golden: tuple[Golden, ...], findings: list[Finding]) -> lis
     return hits
 
 
-def pairs_for_judge(golden_count: int, finding_count: int, hits: list[Verdict]) -> list[tuple[int, int]]:
+def pairs_for_judge(
+    golden_count: int, finding_count: int, hits: list[Verdict]
+) -> list[tuple[int, int]]:
     """Every (golden, finding) pair the judge must see: golden comments not caught already."""
     caught = {v.golden for v in hits if v.match}
-    return [
-        (g, f) for g in range(golden_count) if g not in caught for f in range(finding_count)
-    ]
+    return [(g, f) for g in range(golden_count) if g not in caught for f in range(finding_count)]
 
 
 def count(golden_count: int, finding_count: int, verdicts: list[Verdict]) -> Counts:

@@ -15,10 +15,25 @@ from tests.wire_server import TEST_KEY, WireServer
 
 def _flags(root: Path, wire: WireServer, *extra: str) -> list[str]:
     return [
-        "--cases", str(root / "cases.json"), "--protocol", "openai", "--model", "test-model",
-        "--endpoint", wire.base_url("openai"), "--cache-dir", str(root / "cache"),
-        "--cassettes", str(root / "cassettes"), "--out", str(root / "out"), "--price", "1,2",
-        "--judge-price", "0.5,1", *extra,
+        "--cases",
+        str(root / "cases.json"),
+        "--protocol",
+        "openai",
+        "--model",
+        "test-model",
+        "--endpoint",
+        wire.base_url("openai"),
+        "--cache-dir",
+        str(root / "cache"),
+        "--cassettes",
+        str(root / "cassettes"),
+        "--out",
+        str(root / "out"),
+        "--price",
+        "1,2",
+        "--judge-price",
+        "0.5,1",
+        *extra,
     ]
 
 
@@ -35,10 +50,20 @@ def test_tiny_cases_are_scored_exactly_and_replayed_without_a_request(
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     by_id = {case["id"]: case for case in data["cases"]}
     window, judged = by_id["tiny-window"]["scores"], by_id["tiny-judged"]["scores"]
-    assert (window["caught"], window["golden"], window["matched_findings"], window["findings"]) == (1, 1, 1, 2)
+    assert (window["caught"], window["golden"], window["matched_findings"], window["findings"]) == (
+        1,
+        1,
+        1,
+        2,
+    )
     assert (window["precision"], window["recall"]) == (0.5, 1.0)
     assert window["f1"] == pytest.approx(2 / 3)
-    assert (judged["caught"], judged["golden"], judged["matched_findings"], judged["findings"]) == (1, 2, 1, 1)
+    assert (judged["caught"], judged["golden"], judged["matched_findings"], judged["findings"]) == (
+        1,
+        2,
+        1,
+        1,
+    )
     assert (judged["precision"], judged["recall"]) == (1.0, 0.5)
     total = data["total"]
     assert (total["precision"], total["recall"]) == (pytest.approx(2 / 3), pytest.approx(2 / 3))
@@ -46,7 +71,10 @@ def test_tiny_cases_are_scored_exactly_and_replayed_without_a_request(
     assert [v["by"] for v in by_id["tiny-window"]["verdicts"]] == ["line-window"]
     assert model.judged == 2  # only the judged case's 2 golden x 1 finding pairs
     assert total["cost_usd"] is not None and total["tokens"]["judge_prompt"] > 0
-    assert "| **total** | 3 | 2 | 3 | 2 | 66.7% | 66.7% | 66.7% |" in (tmp_path / "out" / "results.md").read_text()
+    assert (
+        "| **total** | 3 | 2 | 3 | 2 | 66.7% | 66.7% | 66.7% |"
+        in (tmp_path / "out" / "results.md").read_text()
+    )
     cassette = json.loads((tmp_path / "cassettes" / "tiny-judged.json").read_text())
     assert {e["stage"] for e in cassette["exchanges"]} == {"review", "judge"}
     assert TEST_KEY not in json.dumps(cassette)

@@ -84,10 +84,20 @@ def build(root: Path) -> dict[str, Any]:
     golden_w = [{"comment": "ratio() divides by zero when b is 0", "file": "calc.py", "line": 2}]
     golden_j = [{"comment": GOLDEN_SORT, "severity": "High"}, {"comment": GOLDEN_TEST}]
     cases = [
-        {"id": "tiny-window", "repo": (root / "window").as_uri(), "base": base_w, "head": head_w,
-         "golden": golden_w},
-        {"id": "tiny-judged", "repo": (root / "judged").as_uri(), "base": base_j, "head": head_j,
-         "golden": golden_j},
+        {
+            "id": "tiny-window",
+            "repo": (root / "window").as_uri(),
+            "base": base_w,
+            "head": head_w,
+            "golden": golden_w,
+        },
+        {
+            "id": "tiny-judged",
+            "repo": (root / "judged").as_uri(),
+            "base": base_j,
+            "head": head_j,
+            "golden": golden_j,
+        },
     ]
     data = {"name": "tiny", "source": {"benchmark": "tests/quality/tiny.py"}, "cases": cases}
     (root / "cases.json").write_text(json.dumps(data), encoding="utf-8")
@@ -111,6 +121,9 @@ class TinyModel:
         self.judged += 1
         match = "list.sort() returns None" in text and "sorts in place and returns None" in text
         match = match and "No test covers" not in text
-        answer = {"reasoning": "same defect" if match else "different issue", "match": match,
-                  "confidence": 0.9 if match else 0.1}
+        answer = {
+            "reasoning": "same defect" if match else "different issue",
+            "match": match,
+            "confidence": 0.9 if match else 0.1,
+        }
         return Text("```json\n" + json.dumps(answer) + "\n```")
