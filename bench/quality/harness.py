@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -21,7 +22,8 @@ from pydantic import SecretStr
 from bench.quality.cases import Case, QualityError
 from bench.quality.cassette import Tape, proxy
 from bench.quality.fetch import fetch
-from bench.quality.judge import Verdict, judge_pairs, provider_ask
+from bench.quality.judge import Ask, Verdict, extract_issues, judge_pairs, provider_ask
+from bench.quality.peer import PeerRun, run_peer
 from bench.quality.review import ModelChoice, ReviewRun, run_review
 from bench.quality.score import Counts, count, finding_text, line_window_hits, pairs_for_judge
 from reviewflow.config import ModelSettings, Protocol
@@ -41,6 +43,7 @@ class Settings:
     cassettes: Path
     mode: Mode
     workers: int = 8
+    peer: bool = False
     review_args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
 
@@ -57,6 +60,9 @@ class CaseResult:
     judge_seconds: float = 0.0
     error: str | None = None
     misses: int = 0
+    peer: PeerRun | None = None
+    peer_counts: Counts | None = None
+    peer_verdicts: list[Verdict] = field(default_factory=list)
 
     def tokens(self) -> dict[str, int]:
         usage = ((self.review.report or {}) if self.review else {}).get("usage") or {}
@@ -98,6 +104,17 @@ def _live(case: Case, settings: Settings, result: CaseResult) -> None:
             review_proxy.url,
             settings.review_args,
         )
+        if settings.peer:
+            review_proxy.set_stage("peer")
+            key = settings.review_key.get_secret_value() if settings.review_key else None
+            result.peer = run_peer(
+                fetched.repo,
+                fetched.base,
+                fetched.head,
+                settings.review.name,
+                review_proxy.url,
+                key,
+            )
     _check_review(result)
     _judge(case, settings, result, tape, live=True)
     _save(case, settings, result, tape)
@@ -114,6 +131,8 @@ def _stored(case: Case, settings: Settings, result: CaseResult) -> None:
         review["exit_code"], review["seconds"], review["report"], review.get("stderr_tail", "")
     )
     _check_review(result)
+    if settings.peer and data.get("peer"):
+        result.peer = PeerRun.from_json(data["peer"])
     tape = Tape.from_json(data.get("exchanges", []))
     if settings.mode == "rejudge":
         tape = Tape([e for e in tape.exchanges if e.stage != "judge"])
@@ -144,6 +163,8 @@ def _judge(case: Case, settings: Settings, result: CaseResult, tape: Tape, live:
             ask = provider_ask(provider, pause=2.0 if live else 0.0)
             golden = [g.comment for g in case.golden]
             verdicts = judge_pairs(ask, pairs, golden, result.findings, settings.workers)
+            if result.peer is not None:
+                _judge_peer(case, settings, result, ask, judge_proxy.set_stage)
         finally:
             provider.close()
     result.judge_seconds = time.monotonic() - started
@@ -152,6 +173,21 @@ def _judge(case: Case, settings: Settings, result: CaseResult, tape: Tape, live:
     if result.misses:
         raise QualityError(f"{result.misses} judge request(s) not in the cassette (use --rejudge)")
     result.counts = count(len(case.golden), len(items), result.verdicts)
+
+
+def _judge_peer(
+    case: Case, settings: Settings, result: CaseResult, ask: Ask, stage: Callable[[str], None]
+) -> None:
+    """The peer's review split into issues, then judged like reviewflow's findings."""
+    peer = result.peer
+    assert peer is not None
+    stage("extract")
+    peer.candidates, _ = extract_issues(ask, peer.review)
+    stage("judge")
+    golden = [g.comment for g in case.golden]
+    pairs = [(g, f) for g in range(len(golden)) for f in range(len(peer.candidates))]
+    result.peer_verdicts = judge_pairs(ask, pairs, golden, peer.candidates, settings.workers)
+    result.peer_counts = count(len(golden), len(peer.candidates), result.peer_verdicts)
 
 
 def _judge_settings(settings: Settings, url: str) -> ModelSettings:
@@ -181,6 +217,8 @@ def _save(case: Case, settings: Settings, result: CaseResult, tape: Tape) -> Non
         "judge_model": {"protocol": settings.judge.protocol, "name": settings.judge.name},
         "review": review.as_json(),
         "verdicts": [v.as_json() for v in result.verdicts],
+        "peer": result.peer.as_json() if result.peer else None,
+        "peer_verdicts": [v.as_json() for v in result.peer_verdicts],
         "exchanges": tape.as_json(),
     }
     text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"

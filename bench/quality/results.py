@@ -51,6 +51,22 @@ def case_json(result: CaseResult, prices: Prices) -> dict[str, Any]:
         "findings": result.findings,
         "golden": [g.comment for g in result.case.golden],
         "verdicts": [v.as_json() for v in result.verdicts],
+        "peer": _peer_json(result),
+    }
+
+
+def _peer_json(result: CaseResult) -> dict[str, Any] | None:
+    peer = result.peer
+    if peer is None:
+        return None
+    return {
+        "tool": "pr-agent",
+        "exit_code": peer.exit_code,
+        "seconds": {"review": round(peer.seconds, 3)},
+        "scores": result.peer_counts.as_json() if result.peer_counts else None,
+        "candidates": peer.candidates,
+        "verdicts": [v.as_json() for v in result.peer_verdicts],
+        "error": None if peer.exit_code == 0 else f"pr-agent exited {peer.exit_code}",
     }
 
 
@@ -60,8 +76,11 @@ def run_json(results: list[CaseResult], prices: Prices, meta: dict[str, Any]) ->
     total = sum(scored, Counts(0, 0, 0, 0))
     tokens = {k: sum(c["tokens"][k] for c in cases) for k in cases[0]["tokens"]} if cases else {}
     costs = [c["cost_usd"] for c in cases if c["error"] is None]
+    peers = [r.peer_counts for r in results if r.peer_counts is not None]
+    peer_total = sum(peers, Counts(0, 0, 0, 0)).as_json() if peers else None
     return meta | {
         "cases": cases,
+        "peer_total": peer_total,
         "total": total.as_json()
         | {
             "cases": len(results),
@@ -101,12 +120,19 @@ def markdown(data: dict[str, Any]) -> str:
     for case in data["cases"]:
         lines.append(_row(case["id"], case))
     lines.append(_row("**total**", data["total"] | {"error": None}))
+    if data.get("peer_total"):
+        lines += ["", "Side by side: pr-agent on the same cases, the same judge.", ""]
+        lines += lines[4:6]
+        for case in data["cases"]:
+            if case.get("peer"):
+                lines.append(_row(case["id"], case["peer"]))
+        lines.append(_row("**total**", {"scores": data["peer_total"]}))
     return "\n".join(lines) + "\n"
 
 
 def _row(name: str, item: dict[str, Any]) -> str:
     scores = item.get("scores") if "scores" in item else item
-    tokens = sum((item.get("tokens") or {}).values())
+    tokens = sum(item["tokens"].values()) if item.get("tokens") else "–"
     seconds = item.get("seconds") or {}
     note = (item.get("error") or "").replace("|", "\\|")
     if not scores:

@@ -12,11 +12,11 @@ bench/quality/README.md for the method, the outputs and what they cost.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import shlex
 import sys
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from bench.quality.cases import CaseList, QualityError, load_cases
 from bench.quality.fetch import plan
 from bench.quality.harness import Mode, Settings, run_case
 from bench.quality.judge import prompts_digest
+from bench.quality.peer import peer_missing
 from bench.quality.results import Prices, markdown, run_json
 from bench.quality.review import ModelChoice
 from reviewflow.config import Protocol, load_config
@@ -37,7 +38,7 @@ from reviewflow.home import home_dir
 from reviewflow.providers.factory import check_settings
 
 HERE = Path(__file__).resolve().parent
-PEERS = {"pr-agent": "pr_agent"}
+PEERS = ("pr-agent",)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -61,7 +62,7 @@ def parser() -> argparse.ArgumentParser:
     mode.add_argument("--replay", action="store_true", help="score from the cassettes, no request")
     mode.add_argument("--rejudge", action="store_true", help="stored reviews, a new judge")
     mode.add_argument("--dry-run", action="store_true", help="list the cases and what to fetch")
-    p.add_argument("--peer", choices=sorted(PEERS), help="also run this tool when installed")
+    p.add_argument("--peer", choices=PEERS, help="also run this tool when installed")
     p.add_argument("--judge-workers", type=int, default=8, help="judge requests in flight")
     p.add_argument("--review-args", default="", help="extra `reviewflow review` flags, quoted")
     p.add_argument("--price", metavar="IN,OUT", help="review model USD per million tokens")
@@ -89,18 +90,12 @@ def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> in
     except (QualityError, ReviewError) as exc:
         print(f"quality: {exc}", file=sys.stderr)
         return 2
-    if args.peer and importlib.util.find_spec(PEERS[args.peer]) is None:
-        print(
-            f"quality: peer {args.peer} is not installed (no `{PEERS[args.peer]}` module); "
-            "reviewflow runs alone",
-            file=sys.stderr,
-        )
-    elif args.peer:
-        print(
-            f"quality: peer {args.peer} is installed, but running it is not built yet; "
-            "reviewflow runs alone",
-            file=sys.stderr,
-        )
+    if args.peer:
+        missing = peer_missing(settings.review.protocol)
+        if missing and settings.mode != "replay":
+            print(f"quality: {missing}; reviewflow runs alone", file=sys.stderr)
+        else:
+            settings = replace(settings, peer=True)
     return _run(cases, settings, prices, args)
 
 

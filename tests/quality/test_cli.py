@@ -101,7 +101,7 @@ def test_an_absent_peer_is_one_line_and_the_run_goes_on(
         "openai",
         "--endpoint",
         "http://127.0.0.1:9/v1",
-        "--replay",
+        "--rejudge",
         "--peer",
         "pr-agent",
         "--cassettes",
@@ -112,8 +112,8 @@ def test_an_absent_peer_is_one_line_and_the_run_goes_on(
     assert main(flags) == 1  # no cassettes: each case is an error, the run still reports
     err = capsys.readouterr().err
     assert (
-        "quality: peer pr-agent is not installed (no `pr_agent` module); reviewflow runs alone\n"
-        in err
+        "quality: peer pr-agent is not installed (no `pr-agent` command on PATH); "
+        "reviewflow runs alone\n" in err
     )
     assert "[1/2] tiny-window: no cassette at " in err
     assert (tmp_path / "out" / "results.md").exists()

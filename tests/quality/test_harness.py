@@ -4,12 +4,13 @@ CLI, judged, scored; then replayed from the cassettes without any request."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from bench.quality.run import main
-from tests.quality.tiny import TinyModel, build
+from tests.quality.tiny import TinyModel, build, install_fake_pr_agent
 from tests.wire_server import TEST_KEY, WireServer
 
 
@@ -45,7 +46,9 @@ def test_tiny_cases_are_scored_exactly_and_replayed_without_a_request(
     model = TinyModel()
     wire.respond("openai", model)
     monkeypatch.setenv("REVIEWFLOW_MODEL_API_KEY", TEST_KEY)
-    assert main(_flags(tmp_path, wire)) == 0
+    fake = install_fake_pr_agent(tmp_path / "bin")
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    assert main(_flags(tmp_path, wire, "--peer", "pr-agent")) == 0
 
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     by_id = {case["id"]: case for case in data["cases"]}
@@ -69,22 +72,31 @@ def test_tiny_cases_are_scored_exactly_and_replayed_without_a_request(
     assert (total["precision"], total["recall"]) == (pytest.approx(2 / 3), pytest.approx(2 / 3))
     assert total["f1"] == pytest.approx(2 / 3)
     assert [v["by"] for v in by_id["tiny-window"]["verdicts"]] == ["line-window"]
-    assert model.judged == 2  # only the judged case's 2 golden x 1 finding pairs
     assert total["cost_usd"] is not None and total["tokens"]["judge_prompt"] > 0
     assert (
         "| **total** | 3 | 2 | 3 | 2 | 66.7% | 66.7% | 66.7% |"
         in (tmp_path / "out" / "results.md").read_text()
     )
+    peer = data["peer_total"]
+    assert (peer["caught"], peer["golden"], peer["matched_findings"], peer["findings"]) == (
+        1,
+        3,
+        1,
+        2,
+    )
+    assert by_id["tiny-judged"]["peer"]["scores"]["precision"] == 0.5
+    assert by_id["tiny-window"]["peer"]["scores"]["recall"] == 0.0
+    assert model.extracted == 2 and model.judged == 2 + 4  # the peer's 2 golden x 2 issues
     cassette = json.loads((tmp_path / "cassettes" / "tiny-judged.json").read_text())
-    assert {e["stage"] for e in cassette["exchanges"]} == {"review", "judge"}
+    assert {e["stage"] for e in cassette["exchanges"]} == {"review", "judge", "extract"}
     assert TEST_KEY not in json.dumps(cassette)
 
     sent = len(wire.requests())
     replay_out = tmp_path / "replayed"
-    flags = _flags(tmp_path, wire, "--replay")
+    flags = _flags(tmp_path, wire, "--replay", "--peer", "pr-agent")
     flags[flags.index("--out") + 1] = str(replay_out)
     assert main(flags) == 0
     assert len(wire.requests()) == sent  # nothing asked of any model
     again = json.loads((replay_out / "results.json").read_text())
-    assert again["total"]["f1"] == total["f1"]
+    assert again["total"]["f1"] == total["f1"] and again["peer_total"] == peer
     assert [c["verdicts"] for c in again["cases"]] == [c["verdicts"] for c in data["cases"]]

@@ -22,6 +22,37 @@ from tests.gitutil import GitRepo
 from tests.wire_server import RecordedRequest, Reply, Text
 
 JUDGE_MARK = "You judge automated code review tools"
+EXTRACT_MARK = "You split a code review written as free text"
+PEER_ISSUE = "list.sort() returns None; it sorts in place and returns None"
+
+# A stand-in for pr-agent's command (pr-agent needs Python 3.12; this project runs 3.11): it
+# checks the settings its local git provider reads from the environment, diffs the target
+# branch against HEAD as that provider does, and writes its review where it is told to.
+FAKE_PR_AGENT = """#!{python}
+import os, subprocess, sys
+assert os.environ["CONFIG.GIT_PROVIDER"] == "local" and os.environ["CONFIG.MODEL"]
+target = sys.argv[sys.argv.index("--pr_url") + 1]
+assert sys.argv[-1] == "review"
+base = subprocess.run(["git", "merge-base", target, "HEAD"], capture_output=True, text=True)
+diff = subprocess.run(["git", "diff", base.stdout.strip(), "HEAD"], capture_output=True, text=True)
+lines = ["## PR Reviewer Guide"]
+if "items.sort()" in diff.stdout:
+    lines += ["- items.py: list.sort() returns None", "- consider a docstring"]
+with open(os.environ["LOCAL.REVIEW_PATH"], "w") as out:
+    out.write("\\n".join(lines) + "\\n")
+"""
+
+
+def install_fake_pr_agent(folder: Path) -> Path:
+    """A `pr-agent` command in `folder` (put it first on PATH)."""
+    import sys
+
+    folder.mkdir(parents=True, exist_ok=True)
+    command = folder / "pr-agent"
+    command.write_text(FAKE_PR_AGENT.format(python=sys.executable))
+    command.chmod(0o755)
+    return folder
+
 
 CALC_BASE = "def ratio(a, b):\n    return a / b if b else 0.0\n"
 CALC_HEAD = "def ratio(a, b):\n    return a / b\n"
@@ -113,9 +144,14 @@ class TinyModel:
             {"calc.py": [ZERO], "names.py": [NOISE], "items.py": [SORT]}
         )
         self.judged = 0
+        self.extracted = 0
 
     def __call__(self, record: RecordedRequest) -> Reply:
         text = json.dumps(record.body, ensure_ascii=False)
+        if EXTRACT_MARK in text:
+            self.extracted += 1
+            found = [PEER_ISSUE, "consider a docstring"] if "list.sort()" in text else []
+            return Text(json.dumps(found))
         if JUDGE_MARK not in text:
             return self.reviewer(record)
         self.judged += 1
