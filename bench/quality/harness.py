@@ -43,6 +43,7 @@ class Settings:
     cassettes: Path
     mode: Mode
     workers: int = 8
+    judge_temperature: float | None = 0.0
     peer: bool = False
     review_args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
@@ -162,7 +163,9 @@ def _judge(case: Case, settings: Settings, result: CaseResult, tape: Tape, live:
         try:
             ask = provider_ask(provider, pause=2.0 if live else 0.0)
             golden = [g.comment for g in case.golden]
-            verdicts = judge_pairs(ask, pairs, golden, result.findings, settings.workers)
+            verdicts = judge_pairs(
+                ask, pairs, golden, result.findings, settings.workers, settings.judge_temperature
+            )
             if result.peer is not None:
                 _judge_peer(case, settings, result, ask, judge_proxy.set_stage)
         finally:
@@ -182,11 +185,13 @@ def _judge_peer(
     peer = result.peer
     assert peer is not None
     stage("extract")
-    peer.candidates, _ = extract_issues(ask, peer.review)
+    peer.candidates, _ = extract_issues(ask, peer.review, settings.judge_temperature)
     stage("judge")
     golden = [g.comment for g in case.golden]
     pairs = [(g, f) for g in range(len(golden)) for f in range(len(peer.candidates))]
-    result.peer_verdicts = judge_pairs(ask, pairs, golden, peer.candidates, settings.workers)
+    result.peer_verdicts = judge_pairs(
+        ask, pairs, golden, peer.candidates, settings.workers, settings.judge_temperature
+    )
     result.peer_counts = count(len(golden), len(peer.candidates), result.peer_verdicts)
 
 

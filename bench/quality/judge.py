@@ -64,25 +64,31 @@ def provider_ask(provider: Provider, pause: float = 2.0) -> Ask:
     return ask
 
 
-def judge_request(golden: str, finding: str) -> ModelRequest:
+def judge_request(golden: str, finding: str, temperature: float | None = 0.0) -> ModelRequest:
+    """One pair's request; no output limit (a reasoning model's thinking counts against it),
+    temperature 0 unless the model refuses any but its default (`None`)."""
     user = render(PROMPTS, "judge_user.j2", golden=golden, finding=finding)
     return ModelRequest(
         system=render(PROMPTS, "judge_system.j2"),
         messages=(UserMessage(content=user),),
-        temperature=0.0,
-        max_output_tokens=600,
+        temperature=temperature,
     )
 
 
 def judge_pairs(
-    ask: Ask, pairs: list[tuple[int, int]], golden: list[str], findings: list[str], workers: int
+    ask: Ask,
+    pairs: list[tuple[int, int]],
+    golden: list[str],
+    findings: list[str],
+    workers: int,
+    temperature: float | None = 0.0,
 ) -> list[Verdict]:
     """A verdict for every (golden index, finding index) pair, in the order given."""
 
     def one(pair: tuple[int, int]) -> Verdict:
         g, f = pair
         try:
-            text, usage = ask(judge_request(golden[g], findings[f]))
+            text, usage = ask(judge_request(golden[g], findings[f], temperature))
         except ProviderError as exc:
             return Verdict(g, f, False, 0.0, "", "judge", error=str(exc).splitlines()[0])
         return parse_verdict(g, f, text, usage)
@@ -114,15 +120,16 @@ def parse_verdict(g: int, f: int, text: str, usage: Usage) -> Verdict:
     )
 
 
-def extract_issues(ask: Ask, review: str) -> tuple[list[str], Usage]:
+def extract_issues(
+    ask: Ask, review: str, temperature: float | None = 0.0
+) -> tuple[list[str], Usage]:
     """The distinct issues of a free-text review (a peer tool's), as candidate texts."""
     if not review.strip():
         return [], Usage()
     request = ModelRequest(
         system=render(PROMPTS, "extract_system.j2"),
         messages=(UserMessage(content=render(PROMPTS, "extract_user.j2", review=review)),),
-        temperature=0.0,
-        max_output_tokens=4000,
+        temperature=temperature,
     )
     text, usage = ask(request)
     match = _ARRAY.search(text)

@@ -40,6 +40,7 @@ def case_json(result: CaseResult, prices: Prices) -> dict[str, Any]:
         "base": result.base,
         "head": result.head,
         "error": result.error,
+        "judge_errors": sum(1 for v in result.verdicts if v.error),
         "scores": result.counts.as_json() if result.counts else None,
         "tokens": tokens,
         "cost_usd": prices.cost(tokens),
@@ -86,6 +87,7 @@ def run_json(results: list[CaseResult], prices: Prices, meta: dict[str, Any]) ->
             "cases": len(results),
             "scored": len(scored),
             "errors": len(results) - len(scored),
+            "judge_errors": sum(c["judge_errors"] for c in cases),
             "tokens": tokens,
             "cost_usd": None if not costs or None in costs else sum(costs),
             "seconds": {
@@ -135,6 +137,8 @@ def _row(name: str, item: dict[str, Any]) -> str:
     tokens = sum(item["tokens"].values()) if item.get("tokens") else "–"
     seconds = item.get("seconds") or {}
     note = (item.get("error") or "").replace("|", "\\|")
+    if item.get("judge_errors"):
+        note = f"{item['judge_errors']} judge error(s), counted as no match. {note}".strip()
     if not scores:
         return f"| {name} | – | – | – | – | – | – | – | {tokens} | – | – | – | {note} |"
     return (

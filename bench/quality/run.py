@@ -64,6 +64,12 @@ def parser() -> argparse.ArgumentParser:
     mode.add_argument("--dry-run", action="store_true", help="list the cases and what to fetch")
     p.add_argument("--peer", choices=PEERS, help="also run this tool when installed")
     p.add_argument("--judge-workers", type=int, default=8, help="judge requests in flight")
+    p.add_argument(
+        "--judge-temperature",
+        default="0",
+        metavar="T",
+        help="judge temperature (default 0; `default` for models that refuse any other)",
+    )
     p.add_argument("--review-args", default="", help="extra `reviewflow review` flags, quoted")
     p.add_argument("--price", metavar="IN,OUT", help="review model USD per million tokens")
     p.add_argument("--judge-price", metavar="IN,OUT", help="judge USD per million tokens")
@@ -168,6 +174,7 @@ def _settings(args: argparse.Namespace, env: dict[str, str], cache: Path) -> Set
         cassettes=args.cassettes or HERE / "cassettes" / label,
         mode=mode,
         workers=args.judge_workers,
+        judge_temperature=_temperature(args.judge_temperature),
         review_args=shlex.split(args.review_args),
         env=env,
     )
@@ -176,6 +183,20 @@ def _settings(args: argparse.Namespace, env: dict[str, str], cache: Path) -> Set
 def _model_flags(protocol: str | None, name: str | None, endpoint: str | None) -> dict[str, str]:
     flags = {"protocol": protocol, "name": name, "endpoint": endpoint}
     return {k: v for k, v in flags.items() if v}
+
+
+def _temperature(value: str) -> float | None:
+    if value == "default":
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not 0.0 <= number <= 2.0:
+        raise QualityError(
+            f"--judge-temperature {value}: expected a number from 0 to 2, or `default`"
+        )
+    return number
 
 
 def _prices(value: str | None, flag: str) -> tuple[float | None, float | None]:

@@ -117,3 +117,15 @@ def test_an_absent_peer_is_one_line_and_the_run_goes_on(
     )
     assert "[1/2] tiny-window: no cassette at " in err
     assert (tmp_path / "out" / "results.md").exists()
+
+
+def test_a_bad_judge_temperature_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    build(tmp_path)
+    flags = ["--cases", str(tmp_path / "cases.json"), "--model", "m", "--protocol", "openai"]
+    flags += ["--endpoint", "http://127.0.0.1:9/v1", "--judge-temperature", "warm"]
+    assert main(flags) == 2
+    assert capsys.readouterr().err == (
+        "quality: --judge-temperature warm: expected a number from 0 to 2, or `default`\n"
+    )
