@@ -82,17 +82,29 @@ def parse_dismissals(data: bytes, source: str) -> list[Dismissal]:
         raise ConfigError(f"invalid dismissals file {source}: not JSON ({exc})") from None
     try:
         parsed = _File.model_validate(raw)
-        entries = [Dismissal.model_validate(item) for item in parsed.dismissed]
     except ValidationError as exc:
-        err = exc.errors()[0]
-        key = ".".join(str(part) for part in err["loc"]) or "top level"
-        raise ConfigError(f"invalid dismissals file {source}: '{key}': {err['msg']}") from None
+        raise _invalid(source, exc, "") from None
+    entries = []
+    for index, item in enumerate(parsed.dismissed):
+        try:
+            entries.append(Dismissal.model_validate(item))
+        except ValidationError as exc:
+            raise _invalid(source, exc, f"dismissed[{index}].") from None
     if parsed.version != FILE_VERSION:
         raise ConfigError(
             f"invalid dismissals file {source}: version {parsed.version} (this reviewflow "
             f"reads version {FILE_VERSION})"
         )
     return entries
+
+
+def _invalid(source: str, exc: ValidationError, prefix: str) -> ConfigError:
+    err = exc.errors()[0]
+    key = prefix + ".".join(str(part) for part in err["loc"]) or "top level"
+    problem = err["msg"]
+    if key.endswith(".fingerprint") and err["type"] == "string_pattern_mismatch":
+        problem = "must be a finding's fingerprint (64 hex digits)"
+    return ConfigError(f"invalid dismissals file {source}: '{key}': {problem}")
 
 
 def render_dismissals(entries: Iterable[Dismissal]) -> str:
