@@ -114,7 +114,7 @@ def test_comments_there_before_are_honoured_and_ones_the_change_adds_are_reporte
 
 
 def test_the_working_tree_is_read_for_a_workspace_review(repo: GitRepo) -> None:
-    final, added = _finalized(repo)
+    _, added = _finalized(repo)
     (repo.root / PATH).write_text(NEW.replace("# reviewflow: ignore legacy", "# legacy"))
     found, _ = read_suppressions(Snapshot(repo_root=str(repo.root)), added, [PATH])
     assert [s.line for s in found[PATH]] == [9]
