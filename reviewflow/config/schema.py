@@ -163,7 +163,9 @@ class ReviewSettings(_Section):
     verify_budget: int = Field(4, ge=0, le=50)  # context tool calls per finding
     # A `reviewflow: ignore` comment the change itself adds silences findings; unset: yes
     # locally, no in CI (`honours_new_suppressions`).
-    honour_new_suppressions: bool | None = None
+    honour_new_suppressions: bool | None = Field(
+        None, description="true or false (unset: true locally, false in CI)"
+    )
 
     @field_validator("fail_on", mode="before")
     @classmethod
