@@ -71,8 +71,9 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
         as_is(change), as_is(request), config.review.max_file_bytes, config.review.instructions
     )
     dismissed = load_dismissals(scope.change.repo_root, scope.trusted_ref, request.home)
+    refresh_sast = request.no_cache and not request.sast_prescanned
     sast = (
-        sast_prescan(as_is(scope), as_is(config.review), request.home, request.no_cache)
+        sast_prescan(as_is(scope), as_is(config.review), request.home, refresh_sast)
         if config.review.sast
         else None
     )
@@ -99,7 +100,7 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
     localized, unrecorded = _localize(stages, finalized, config, handle, options)
     unrecorded += unverified
     outcome = review_outcome(
-        request, config, change, scope, (stages, finalized, localized), started, unrecorded
+        request, config, change, scope, (stages, finalized, localized), started, unrecorded, sast
     )
     final, written, failure = write_review_reports(
         as_is(outcome), as_is(config.output), request.home
