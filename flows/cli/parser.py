@@ -325,7 +325,7 @@ def _add_dismiss_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
         "dismiss a finding for good (or --undo it)",
         "Record that a finding is not to be reported again: in the repository's "
         ".reviewflow/dismissed.json (commit it; in CI it is read at the trusted ref), or with "
-        "--local in ~/.reviewflow/dismissed.json for this repository only. FINDING is a "
+        "--local in ~/.reviewflow/dismissed.json for this repository only. ID_OR_FINGERPRINT is a "
         "fingerprint (64 hex digits) or a finding ID (F + 12 hex digits) looked up in --report, "
         "else in this repository's reports under ~/.reviewflow/reports/, newest first.",
         "reviewflow dismiss F3a9c0d1e2f3a --reason 'test fixture, not a real key'\n"
@@ -340,7 +340,9 @@ def _add_dismiss_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
         "--report", metavar="FILE", help="the JSON report the ID is from (default: the latest)"
     )
     dismiss.add_argument("--undo", action="store_true", help="remove the dismissal instead")
-    dismiss.add_argument("--repo", default=".", help="repository (default: current dir)")
+    dismiss.add_argument(
+        "--repo", default=".", metavar="DIR", help="repository (default: current dir)"
+    )
     listing = _sub_parser(
         sub,
         "dismissed",
@@ -349,7 +351,9 @@ def _add_dismiss_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
         "(working tree) and your --local ones.",
         "reviewflow dismissed --json",
     )
-    listing.add_argument("--repo", default=".", help="repository (default: current dir)")
+    listing.add_argument(
+        "--repo", default=".", metavar="DIR", help="repository (default: current dir)"
+    )
     listing.add_argument("--json", action="store_true", help="print JSON")
 
 

@@ -80,7 +80,7 @@ def find_suppressions(
     pattern = _pattern(comment_openers(path))
     found: list[Suppression] = []
     warnings: list[ReviewWarning] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # numbered as git numbers them
         if MARKER not in line.lower():
             continue
         match = pattern.search(line)

@@ -84,9 +84,13 @@ def _findings(path: Path, *, required: bool) -> list[dict[str, object]]:
         if required:
             raise ConfigError(f"cannot read report {path}: no such file") from None
         return []
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except OSError as exc:
         if required:
-            raise ConfigError(f"cannot read report {path}: {exc}") from None
+            raise ConfigError(f"cannot read report {path}: {exc.strerror or exc}") from None
+        return []
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        if required:
+            raise ConfigError(f"cannot read report {path}: not a JSON report ({exc})") from None
         return []
     findings = data.get("findings") if isinstance(data, dict) else None
     if not isinstance(findings, list):

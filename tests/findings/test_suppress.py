@@ -144,3 +144,9 @@ def test_languages_come_from_the_built_in_rules_then_extensions() -> None:
     assert comment_openers("config/settings.yaml") == ("#",)  # general: by extension
     assert comment_openers("Makefile") == ("#",)
     assert "--" in comment_openers("notes.unknown")  # unknown: every common marker
+
+
+def test_lines_are_numbered_as_git_numbers_them() -> None:
+    text = "a = '\x0c'\r\nb = 1  # reviewflow: ignore  windows line end\r\n"
+    found = only("crlf.py", text)
+    assert (found.line, found.reason) == (2, "windows line end")
