@@ -7,11 +7,11 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from reviewflow.findings.dismissals import Dismissed, load_dismissed
 from reviewflow.findings.finalize import Finalized
 from reviewflow.findings.models import FileFindings
 from reviewflow.findings.silence import read_suppressions, silence
 from reviewflow.review.reader import Snapshot
+from reviewflow.rules.dismissals import Dismissed, load_dismissed
 
 
 @task(name="load_dismissed", cache_policy=NO_CACHE, retries=0)  # a file or two: no cache

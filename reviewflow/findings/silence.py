@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from reviewflow.errors import ToolError
-from reviewflow.findings.dismissals import Dismissed
 from reviewflow.findings.finalize import Finalized
 from reviewflow.findings.models import Dropped, DropReason, Finding
 from reviewflow.findings.suppress import Suppression, find_suppressions, suppression_for
 from reviewflow.models import ReviewWarning
 from reviewflow.review.reader import Snapshot, read_bytes
+from reviewflow.rules.dismissals import Dismissed
 
 ADDED = "suppression_added"
 NOT_HONOURED = "suppression_not_honoured"

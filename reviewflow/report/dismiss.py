@@ -11,7 +11,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from reviewflow.errors import ConfigError
-from reviewflow.findings.dismissals import (
+from reviewflow.git.user import git_user
+from reviewflow.report.lookup import find_reported, parse_key
+from reviewflow.rules.dismissals import (
     REPOSITORY_FILE,
     Dismissal,
     local_file,
@@ -19,8 +21,6 @@ from reviewflow.findings.dismissals import (
     repository_file,
     write_file,
 )
-from reviewflow.git.user import git_user
-from reviewflow.report.lookup import find_reported, parse_key
 
 MAX_REASON = 500
 

@@ -12,17 +12,17 @@ import pytest
 from reviewflow.config import ReviewSettings
 from reviewflow.errors import ConfigError
 from reviewflow.findings import finalize, group_candidates, relocate_file
-from reviewflow.findings.dismissals import (
+from reviewflow.findings.finalize import Finalized
+from reviewflow.findings.models import DropReason
+from reviewflow.findings.silence import read_suppressions, silence, silenced_line
+from reviewflow.review.reader import Snapshot
+from reviewflow.rules.dismissals import (
     REPOSITORY_FILE,
     Dismissal,
     Dismissed,
     load_dismissed,
     render_dismissals,
 )
-from reviewflow.findings.finalize import Finalized
-from reviewflow.findings.models import DropReason
-from reviewflow.findings.silence import read_suppressions, silence, silenced_line
-from reviewflow.review.reader import Snapshot
 from tests.findings.conftest import commit_change, make_candidate, no_model
 from tests.gitutil import GitRepo
 
