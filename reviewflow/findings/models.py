@@ -24,8 +24,9 @@ class DropReason(StrEnum):
     INCOMPLETE = "incomplete"  # missing title or problem
     DUPLICATE = "duplicate"  # same fingerprint as `duplicate_of`
     FILTERED = "filtered"  # deleted by the review filter (the diff disproves it)
-    DISMISSED = "dismissed"  # dismissed on its pull/merge request (`detail` says by whom, why)
+    DISMISSED = "dismissed"  # on its pull/merge request or in dismissed.json (`detail`: who, why)
     NOT_VERIFIED = "not_verified"  # its verification score < review.confidence_threshold
+    SUPPRESSED = "suppressed"  # a `reviewflow: ignore` comment (`detail`: its path:line)
 
 
 class PlacedCandidate(BaseModel):
