@@ -208,8 +208,10 @@ def last_line(sides: Sequence[Side]) -> int:
 
 def place(sides: Sequence[Side], candidate: Candidate) -> Outcome:
     """Steps 1-2 of validation: the candidate's anchor (when its quoted code does not say
-    otherwise), else its code, else its line range. Code found only on unchanged lines is
-    not moved to the added lines its line range happens to touch."""
+    otherwise), else its code, else its line range. Code found only on unchanged lines, or
+    an anchor on unchanged lines, is not moved to the added lines its line range happens to
+    touch; a stale anchor's numbers only say which occurrence of repeated code to prefer
+    (its hash says they are not the lines meant)."""
     anchors = parse_anchor(candidate.anchor)
     anchored = place_by_anchor(sides, anchors) if anchors else None
     by_code: Outcome = DropReason.UNPLACED
@@ -222,7 +224,7 @@ def place(sides: Sequence[Side], candidate: Candidate) -> Outcome:
         return by_code
     if anchored is DropReason.UNCHANGED_LINE:  # hashes checked: not moved by line numbers
         return anchored
-    by_lines = place_by_lines(sides, *line_range(candidate))
+    by_lines = place_by_lines(sides, candidate.start_line, candidate.end_line)
     if isinstance(by_lines, Placement):
         return by_lines
     return worse(by_code, by_lines)
@@ -281,7 +283,8 @@ def _agrees(
 
 
 def line_range(candidate: Candidate) -> tuple[int | None, int | None]:
-    """The lines the candidate names: its start/end lines, else its anchor's tag numbers."""
+    """The lines the candidate names: its start/end lines, else its anchor's tag numbers (a
+    hint for code lookups and the Relocation request, never a placement by itself)."""
     if candidate.start_line is not None or candidate.end_line is not None:
         return candidate.start_line, candidate.end_line
     anchors = parse_anchor(candidate.anchor)
