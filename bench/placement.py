@@ -279,53 +279,52 @@ def anchored_candidates(
     rng: random.Random,
 ) -> tuple[list[Candidate], dict[str, Truth | None]]:
     """The noisy candidates with the tags of their lines as the prompt shows them (`anchored`
-    kinds: code and noisy line numbers kept), and per defect: the tags alone (`anchor-only`),
-    the tags alone with their numbers off by 1-3 (`anchor-shifted`), a wrong hash beside the
-    quoted code (`anchor-stale`), the valid tag of another added line beside the quoted code
-    (`anchor-wrong`)."""
+    kinds: code and noisy line numbers kept), then `_variants` of the tags per defect."""
     lines = _lines_of(files)
-    out: list[Candidate] = []
-    wanted: dict[str, Truth | None] = {}
-
-    def add(title: str, truth: Truth | None, candidate: Candidate) -> None:
-        out.append(candidate.model_copy(update={"title": title}))
-        wanted[title] = truth
-
+    out: list[tuple[str, Truth | None, Candidate]] = []
     for candidate in candidates:
         truth = expected[candidate.title]
-        at = (truth.start, truth.end) if truth else (candidate.start_line, candidate.end_line)
-        path = truth.path if truth else candidate.path
-        if path in lines and all(n in lines[path] for n in at):
-            anchor = _anchor(lines[path], *at)
-            update = {"anchor": anchor}
-        else:  # lines the change does not show (a context candidate's): a tag of nothing
-            update = {"anchor": f"L{candidate.start_line}#000"}
-        add(f"anchored {candidate.title}", truth, candidate.model_copy(update=update))
-    truths = {id(t): t for t in expected.values() if t is not None}.values()
-    for k, t in enumerate(truths):
-        anchor = _anchor(lines[t.path], t.start, t.end)
-        only = _candidate("", t.path, "", 0, 0).model_copy(
-            update={"existing_code": None, "start_line": None, "end_line": None, "anchor": anchor}
+        at = (
+            (truth.start, truth.end)
+            if truth
+            else (candidate.start_line or 0, candidate.end_line or 0)
         )
-        add(f"anchor-only:{k}", t, only)
-        shift = rng.choice((-1, 1)) * rng.randint(1, 3)
-        shifted = anchor.replace(f"L{t.start}#", f"L{t.start + shift}#", 1)
-        if t.end != t.start:
-            shifted = shifted.replace(f"L{t.end}#", f"L{t.end + shift}#", 1)
-        add(f"anchor-shifted:{k}", t, only.model_copy(update={"anchor": shifted}))
-        digest = int(anchor[anchor.index("#") + 1 :][:3], 16)
-        stale = f"L{t.start}#{(digest + 1) % 4096:03x}"  # not the hash of that line
-        coded = _candidate("", t.path, t.code, t.start + _shift(rng), t.end - t.start)
-        add(f"anchor-stale:{k}", t, coded.model_copy(update={"anchor": stale}))
-        other = rng.choice(
-            [n for n, (_, added) in lines[t.path].items() if added and abs(n - t.start) > 5]
-        )
-        add(
-            f"anchor-wrong:{k}",
-            t,
-            coded.model_copy(update={"anchor": _anchor(lines[t.path], other, other)}),
-        )
-    return out, wanted
+        shown = lines.get(truth.path if truth else candidate.path, {})
+        real = all(n in shown for n in at)  # else lines the change does not show: no real tag
+        anchor = _anchor(shown, *at) if real else f"L{at[0]}#000"
+        update = {"anchor": anchor}
+        out.append((f"anchored {candidate.title}", truth, candidate.model_copy(update=update)))
+    for k, t in enumerate(dict.fromkeys(t for t in expected.values() if t is not None)):
+        out += [(f"{kind}:{k}", t, c) for kind, c in _variants(t, lines[t.path], rng)]
+    return [c.model_copy(update={"title": title}) for title, _, c in out], {
+        title: truth for title, truth, _ in out
+    }
+
+
+def _variants(
+    t: Truth, lines: dict[int, tuple[str, bool]], rng: random.Random
+) -> list[tuple[str, Candidate]]:
+    """The tags alone (`anchor-only`), the tags alone with their numbers off by 1-3
+    (`anchor-shifted`), a wrong hash beside the quoted code (`anchor-stale`), the valid tag of
+    another added line beside the quoted code (`anchor-wrong`)."""
+    anchor = _anchor(lines, t.start, t.end)
+    only = _candidate("", t.path, "", 0, 0).model_copy(
+        update={"existing_code": None, "start_line": None, "end_line": None, "anchor": anchor}
+    )
+    shift = rng.choice((-1, 1)) * rng.randint(1, 3)
+    shifted = anchor.replace(f"L{t.start}#", f"L{t.start + shift}#", 1)
+    if t.end != t.start:
+        shifted = shifted.replace(f"L{t.end}#", f"L{t.end + shift}#", 1)
+    digest = int(anchor[anchor.index("#") + 1 :][:3], 16)
+    stale = f"L{t.start}#{(digest + 1) % 4096:03x}"  # not the hash of that line
+    coded = _candidate("", t.path, t.code, t.start + _shift(rng), t.end - t.start)
+    other = rng.choice([n for n, (_, added) in lines.items() if added and abs(n - t.start) > 5])
+    return [
+        ("anchor-only", only),
+        ("anchor-shifted", only.model_copy(update={"anchor": shifted})),
+        ("anchor-stale", coded.model_copy(update={"anchor": stale})),
+        ("anchor-wrong", coded.model_copy(update={"anchor": _anchor(lines, other, other)})),
+    ]
 
 
 def tally(
