@@ -282,6 +282,19 @@ def _agrees(
     return locate_code([window], code, None) is not DropReason.UNPLACED
 
 
+def anchor_trouble(sides: Sequence[Side], candidate: Candidate) -> str | None:
+    """Why the candidate's anchor placed nothing, for a drop's detail: None without one, or
+    when it names lines (on unchanged lines, or overruled by the quoted code)."""
+    if not candidate.anchor:
+        return None
+    anchors = parse_anchor(candidate.anchor)
+    if anchors is None:
+        return f"anchor {candidate.anchor!r} holds no tag (L<line>#<hash>)"
+    if place_by_anchor(sides, anchors) is None:
+        return f"anchor {candidate.anchor!r} is stale: no line near it has its hash"
+    return None
+
+
 def line_range(candidate: Candidate) -> tuple[int | None, int | None]:
     """The lines the candidate names: its start/end lines, else its anchor's tag numbers (a
     hint for code lookups and the Relocation request, never a placement by itself)."""

@@ -26,6 +26,7 @@ from reviewflow.findings.normalize import Problem, check_fields, dropped, normal
 from reviewflow.findings.placement import (
     Placement,
     Side,
+    anchor_trouble,
     hint,
     last_line,
     line_range,
@@ -150,6 +151,8 @@ def _miss(
         span = "-".join(str(n) for n in sorted(set(lines)))
         named = f"lines {span} are" if "-" in span else f"line {span} is"
         where = f"{named} past the end of the change" if past else "not found in the change"
+    trouble = anchor_trouble(sides, candidate)
+    where = f"{trouble}; {where}" if trouble else where
     return dropped(path, candidate, reason, f"{where}; {why}")
 
 

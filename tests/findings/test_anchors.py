@@ -231,3 +231,22 @@ def test_the_report_schema_names_every_placement_method() -> None:
     finding = report_schema()["$defs"]["finding"]
     assert finding["properties"]["placed_by"]["enum"] == [method.value for method in PlacedBy]
     assert "placed_by" in finding["required"]
+
+
+def test_a_dropped_candidate_says_what_was_wrong_with_its_anchor(
+    change: dict[str, FileDiff], candidate: Make, wire: WireServer, send_to: SendTo
+) -> None:
+    wrong = (int(line_hash("    handle = open(path)"), 16) + 1) % 4096
+    wire.script("openai", [Text("[]")])  # relocation places neither
+    found = relocate_file(
+        change[BILLING],
+        [candidate(anchor=f"L20#{wrong:03x}"), candidate(anchor="line 20", start_line=None)],
+        send_to("openai"),
+    )
+    assert not found.placed
+    assert [d.detail for d in found.dropped] == [
+        f"anchor 'L20#{wrong:03x}' is stale: no line near it has its hash; not found in the"
+        " change; relocation did not place it",
+        "anchor 'line 20' holds no tag (L<line>#<hash>); not found in the change; relocation"
+        " did not place it",
+    ]
