@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reviewflow.findings.comments import comment_openers
-from reviewflow.findings.models import Finding
+from reviewflow.findings.models import Finding, PlacedBy
 from reviewflow.findings.suppress import (
     FILE_HEADER_LINES,
     Suppression,
@@ -28,6 +28,7 @@ def finding(path: str, start: int, end: int | None = None, category: str = "secu
         problem="p",
         confidence=0.9,
         existing_code="x",
+        placed_by=PlacedBy.EXACT,
     )
 
 
