@@ -7,8 +7,15 @@ with another shift; diff quotes keep the `+` markers; expressions quote part of 
 lines-only candidates have no code (step 2 alone, for comparison); ghost paths name files
 outside the change; context candidates quote unchanged code.
 
+A second run adds anchors (the line tags the prompt shows, `reviewflow.anchors`) to every
+noisy candidate, and per defect four more: the tags alone (no code, no line numbers), the tags
+alone with their numbers off by 1-3, a stale tag (wrong hash) beside the quoted code, and the
+valid tag of another added line beside the quoted code. Both runs count per kind and per
+placement method (the report's `placed_by`).
+
 Targets: 100% of exact-code candidates on the right lines, >= 95% of whitespace variants,
-none ever placed on an unchanged line or outside the change.
+none ever placed on an unchanged line or outside the change; with anchors: 100% of exact-code
+candidates and >= 99% of anchor-only ones right.
 """
 
 from __future__ import annotations
@@ -24,10 +31,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from reviewflow.anchors import tag
 from reviewflow.config import ReviewSettings
 from reviewflow.errors import ProviderError
 from reviewflow.findings import finalize, group_candidates, relocate_file
-from reviewflow.findings.models import FileFindings
+from reviewflow.findings.models import FileFindings, PlacedBy
 from reviewflow.git.models import ChangeSpec, DiffMode, FileDiff
 from reviewflow.git.repo import collect_change
 from reviewflow.models import Candidate
@@ -243,44 +251,155 @@ def measure(
     return found, outside, time.perf_counter() - start
 
 
-def main() -> None:
-    rng = random.Random(SEED)
-    with tempfile.TemporaryDirectory(prefix="rf-bench-placement-") as work:
-        files, truths = build(Path(work) / "repo")
-    candidates, expected = noisy_candidates(files, truths, rng)
-    found, outside, seconds = measure(files, candidates)
-    tally: Counter[tuple[str, str]] = Counter()
+ANCHOR_KINDS = ("anchor-only", "anchor-shifted", "anchor-stale", "anchor-wrong")
+
+
+def _lines_of(files: dict[str, FileDiff]) -> dict[str, dict[int, tuple[str, bool]]]:
+    """Every new-side line of the change: path -> line -> (text, added)."""
+    return {
+        path: {
+            line.new_no: (line.text, line.kind == "add")
+            for hunk in file.hunks
+            for line in hunk.lines
+            if line.new_no is not None
+        }
+        for path, file in files.items()
+    }
+
+
+def _anchor(lines: dict[int, tuple[str, bool]], start: int, end: int) -> str:
+    first = tag(start, lines[start][0])
+    return first if start == end else f"{first}-{tag(end, lines[end][0])}"
+
+
+def anchored_candidates(
+    files: dict[str, FileDiff],
+    candidates: list[Candidate],
+    expected: dict[str, Truth | None],
+    rng: random.Random,
+) -> tuple[list[Candidate], dict[str, Truth | None]]:
+    """The noisy candidates with the tags of their lines as the prompt shows them (`anchored`
+    kinds: code and noisy line numbers kept), then `_variants` of the tags per defect."""
+    lines = _lines_of(files)
+    out: list[tuple[str, Truth | None, Candidate]] = []
+    for candidate in candidates:
+        truth = expected[candidate.title]
+        at = (
+            (truth.start, truth.end)
+            if truth
+            else (candidate.start_line or 0, candidate.end_line or 0)
+        )
+        shown = lines.get(truth.path if truth else candidate.path, {})
+        real = all(n in shown for n in at)  # else lines the change does not show: no real tag
+        anchor = _anchor(shown, *at) if real else f"L{at[0]}#000"
+        update = {"anchor": anchor}
+        out.append((f"anchored {candidate.title}", truth, candidate.model_copy(update=update)))
+    for k, t in enumerate(dict.fromkeys(t for t in expected.values() if t is not None)):
+        out += [(f"{kind}:{k}", t, c) for kind, c in _variants(t, lines[t.path], rng)]
+    return [c.model_copy(update={"title": title}) for title, _, c in out], {
+        title: truth for title, truth, _ in out
+    }
+
+
+def _variants(
+    t: Truth, lines: dict[int, tuple[str, bool]], rng: random.Random
+) -> list[tuple[str, Candidate]]:
+    """The tags alone (`anchor-only`), the tags alone with their numbers off by 1-3
+    (`anchor-shifted`), a wrong hash beside the quoted code (`anchor-stale`), the valid tag of
+    another added line beside the quoted code (`anchor-wrong`)."""
+    anchor = _anchor(lines, t.start, t.end)
+    only = _candidate("", t.path, "", 0, 0).model_copy(
+        update={"existing_code": None, "start_line": None, "end_line": None, "anchor": anchor}
+    )
+    shift = rng.choice((-1, 1)) * rng.randint(1, 3)
+    shifted = anchor.replace(f"L{t.start}#", f"L{t.start + shift}#", 1)
+    if t.end != t.start:
+        shifted = shifted.replace(f"L{t.end}#", f"L{t.end + shift}#", 1)
+    digest = int(anchor[anchor.index("#") + 1 :][:3], 16)
+    stale = f"L{t.start}#{(digest + 1) % 4096:03x}"  # not the hash of that line
+    coded = _candidate("", t.path, t.code, t.start + _shift(rng), t.end - t.start)
+    other = rng.choice([n for n, (_, added) in lines.items() if added and abs(n - t.start) > 5])
+    return [
+        ("anchor-only", only),
+        ("anchor-shifted", only.model_copy(update={"anchor": shifted})),
+        ("anchor-stale", coded.model_copy(update={"anchor": stale})),
+        ("anchor-wrong", coded.model_copy(update={"anchor": _anchor(lines, other, other)})),
+    ]
+
+
+def tally(
+    files: dict[str, FileDiff],
+    found: list[FileFindings],
+    outside: list,
+    expected: dict[str, Truth | None],
+) -> tuple[Counter[tuple[str, str]], Counter[tuple[str, str]], int]:
+    """Per kind: right / misplaced / dropped; per placement method: right / misplaced; and how
+    many were placed on an unchanged line or outside the change."""
+    kinds: Counter[tuple[str, str]] = Counter()
+    methods: Counter[tuple[str, str]] = Counter()
     unsafe = 0
     for file in found:
         changed = set(file.changed_lines)
         for p in file.placed:
             truth = expected[p.candidate.title]
-            kind = p.candidate.title.split(":")[0]
             right = truth is not None and (truth.path, truth.start, truth.end) == (
                 file.path,
                 p.start_line,
                 p.end_line,
             )
-            tally[kind, "right" if right else "misplaced"] += 1
+            verdict = "right" if right else "misplaced"
+            kinds[p.candidate.title.split(":")[0], verdict] += 1
+            methods[p.placed_by.value, verdict] += 1
             if file.path not in files or changed.isdisjoint(range(p.start_line, p.end_line + 1)):
                 unsafe += 1
         for d in file.dropped:
-            tally[d.title.split(":")[0], "dropped"] += 1
+            kinds[d.title.split(":")[0], "dropped"] += 1
     for d in outside:
-        tally[d.title.split(":")[0], "dropped"] += 1
+        kinds[d.title.split(":")[0], "dropped"] += 1
+    return kinds, methods, unsafe
+
+
+def _table(counts: Counter[tuple[str, str]], rows: tuple[str, ...], what: tuple[str, ...]) -> None:
+    print(f"{'':<22} {'total':>5} " + " ".join(f"{name:>14}" for name in what))
+    for row in rows:
+        numbers = [counts[row, name] for name in what]
+        total = sum(numbers)
+        if not total:
+            continue
+        share = " ".join(f"{n:>4} ({100 * n / total:5.1f}%)" for n in numbers)
+        print(f"{row:<22} {total:>5} {share}")
+
+
+def report(
+    files: dict[str, FileDiff],
+    candidates: list[Candidate],
+    expected: dict[str, Truth | None],
+    rows: tuple[str, ...],
+) -> None:
+    found, outside, seconds = measure(files, candidates)
+    kinds, methods, unsafe = tally(files, found, outside, expected)
     final = finalize(found, ReviewSettings(), outside)
     duplicates = sum(1 for d in final.dropped if d.reason == "duplicate")
-    print(f"defect lines: {len(truths)} in {len(files)} files; candidates: {len(candidates)}")
-    print(f"{'kind':<11} {'total':>5} {'right':>6} {'misplaced':>9} {'dropped':>7}")
-    kinds = ("exact", "whitespace", "diff-quote", "expression", "duplicate", "lines-only")
-    for kind in (*kinds, "ghost", "context"):
-        counts = [tally[kind, what] for what in ("right", "misplaced", "dropped")]
-        total = sum(counts)
-        share = " ".join(f"{n:>4} ({100 * n / total:5.1f}%)" for n in counts)
-        print(f"{kind:<11} {total:>5} {share}")
+    _table(kinds, rows, ("right", "misplaced", "dropped"))
+    print("by placement method (placed_by):")
+    _table(methods, tuple(method.value for method in PlacedBy), ("right", "misplaced"))
     print(f"placed on an unchanged line or outside the change: {unsafe}")
     print(f"duplicates removed by finalize: {duplicates}; findings: {len(final.findings)}")
     print(f"placement time: {seconds * 1000:.1f} ms for {len(candidates)} candidates")
+
+
+def main() -> None:
+    rng = random.Random(SEED)
+    with tempfile.TemporaryDirectory(prefix="rf-bench-placement-") as work:
+        files, truths = build(Path(work) / "repo")
+    candidates, expected = noisy_candidates(files, truths, rng)
+    kinds = ("exact", "whitespace", "diff-quote", "expression", "duplicate", "lines-only")
+    print(f"defect lines: {len(truths)} in {len(files)} files; candidates: {len(candidates)}")
+    report(files, candidates, expected, (*kinds, "ghost", "context"))
+    anchored, wanted = anchored_candidates(files, candidates, expected, random.Random(SEED + 1))
+    print(f"\nwith anchors (the tags the prompt shows): {len(anchored)} candidates")
+    rows = tuple(f"anchored {kind}" for kind in (*kinds, "ghost", "context"))
+    report(files, anchored, wanted, (*rows, *ANCHOR_KINDS))
 
 
 if __name__ == "__main__":

@@ -50,6 +50,7 @@ from tasks.publish import publish_findings
 from tasks.report import write_review_reports
 from tasks.sast import sast_prescan
 from tasks.select import select_files
+from tasks.silence import load_dismissals, silence_findings
 
 ReviewFlow = Flow[[ReviewRequest, Config, ProviderHandle], ReviewRun]
 
@@ -69,8 +70,10 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
     scope = select_files(
         as_is(change), as_is(request), config.review.max_file_bytes, config.review.instructions
     )
+    dismissed = load_dismissals(scope.change.repo_root, scope.trusted_ref, request.home)
+    refresh_sast = request.no_cache and not request.sast_prescanned
     sast = (
-        sast_prescan(as_is(scope), as_is(config.review), request.home, request.no_cache)
+        sast_prescan(as_is(scope), as_is(config.review), request.home, refresh_sast)
         if config.review.sast
         else None
     )
@@ -86,11 +89,18 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
         options,
     )
     finalized = finalize_findings(as_is(list(stages.files)), as_is(config.review))
+    finalized = silence_findings(
+        as_is(finalized),
+        as_is(list(stages.files)),
+        as_is(snapshot[0]),
+        as_is(dismissed),
+        config.review.honours_new_suppressions(ci=bool(request.ci_variables)),
+    )
     finalized, unverified = run_verification(stages, finalized, snapshot, config, handle, options)
     localized, unrecorded = _localize(stages, finalized, config, handle, options)
     unrecorded += unverified
     outcome = review_outcome(
-        request, config, change, scope, (stages, finalized, localized), started, unrecorded
+        request, config, change, scope, (stages, finalized, localized), started, unrecorded, sast
     )
     final, written, failure = write_review_reports(
         as_is(outcome), as_is(config.output), request.home

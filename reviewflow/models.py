@@ -23,6 +23,8 @@ TEXT_LIMITS = {
     "suggestion": 4_000,
     "existing_code": 16_000,
 }
+ANCHOR_LIMIT = 200
+"""The most characters of a candidate's `anchor` kept (it is parsed, never reported)."""
 
 
 def cut_text(text: str, limit: int) -> str:
@@ -71,7 +73,8 @@ class Candidate(BaseModel):
 
     Text fields are the model's strings (empty when missing or not text); line numbers are
     ints when the model gave an integer (or an integer string), else None; `confidence` is a
-    float when the model gave a number, else None. `severity` and `category` are the raw
+    float when the model gave a number, else None; `anchor` is the tag text the model gave
+    (`reviewflow.anchors` parses it). `severity` and `category` are the raw
     strings: normalizing them (and rejecting unknown ones) is the findings stage's job.
     `path` is the file the session reviewed; `file` is the path the model named.
     """
@@ -86,6 +89,7 @@ class Candidate(BaseModel):
     start_line: int | None = None
     end_line: int | None = None
     existing_code: str | None = None
+    anchor: str | None = None  # the model's line tags (`L42#a3f-L45#b12`), unparsed
     title: str = ""
     problem: str = ""
     evidence: str = ""
@@ -97,3 +101,8 @@ class Candidate(BaseModel):
     @classmethod
     def _bounded(cls, value: Any, info: Any) -> Any:
         return cut_fields(value, info.field_name)
+
+    @field_validator("anchor", mode="before")
+    @classmethod
+    def _short(cls, value: Any) -> Any:
+        return cut_text(value, ANCHOR_LIMIT) if isinstance(value, str) else value

@@ -32,6 +32,9 @@ class ReviewRequest(BaseModel):
     """The CI variables that were set: in CI, repository rules come from a trusted ref."""
     pull_request: PullRequestContext | None = None
     """The pull/merge request the findings are published to (`--publish`), as read before."""
+    sast_prescanned: bool = False
+    """The CLI started this review's SAST pre-scan ahead of the flow (`reviewflow.sast.early`):
+    the flow's stage reads its results from the cache, `--no-cache` or not."""
 
     @classmethod
     def from_flags(

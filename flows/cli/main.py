@@ -76,6 +76,11 @@ def _dispatch(
         return cmd_schema()
     if args.command == "server":
         return cmd_server(args, env)
+    if args.command in ("dismiss", "dismissed"):
+        from flows.cli.dismiss import cmd_dismiss, cmd_dismissed
+
+        check_working_directory()
+        return cmd_dismiss(args, env) if args.command == "dismiss" else cmd_dismissed(args, env)
     if args.command == "deployment-run":
         return cmd_deployment_run(args)
     return cmd_version()

@@ -318,6 +318,45 @@ def _add_server_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     )
 
 
+def _add_dismiss_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
+    dismiss = _sub_parser(
+        sub,
+        "dismiss",
+        "dismiss a finding for good (or --undo it)",
+        "Record that a finding is not to be reported again: in the repository's "
+        ".reviewflow/dismissed.json (commit it; in CI it is read at the trusted ref), or with "
+        "--local in ~/.reviewflow/dismissed.json for this repository only. ID_OR_FINGERPRINT is a "
+        "fingerprint (64 hex digits) or a finding ID (F + 12 hex digits) looked up in --report, "
+        "else in this repository's reports under ~/.reviewflow/reports/, newest first.",
+        "reviewflow dismiss F3a9c0d1e2f3a --reason 'test fixture, not a real key'\n"
+        "  reviewflow dismiss --undo F3a9c0d1e2f3a",
+    )
+    dismiss.add_argument("finding", metavar="ID_OR_FINGERPRINT", help="F... ID or fingerprint")
+    dismiss.add_argument("--reason", metavar="TEXT", help="why (one line, kept in the file)")
+    dismiss.add_argument(
+        "--local", action="store_true", help="in your reviewflow home, not the repository"
+    )
+    dismiss.add_argument(
+        "--report", metavar="FILE", help="the JSON report the ID is from (default: the latest)"
+    )
+    dismiss.add_argument("--undo", action="store_true", help="remove the dismissal instead")
+    dismiss.add_argument(
+        "--repo", default=".", metavar="DIR", help="repository (default: current dir)"
+    )
+    listing = _sub_parser(
+        sub,
+        "dismissed",
+        "list dismissed findings",
+        "List the dismissals that apply to the repository: its .reviewflow/dismissed.json "
+        "(working tree) and your --local ones.",
+        "reviewflow dismissed --json",
+    )
+    listing.add_argument(
+        "--repo", default=".", metavar="DIR", help="repository (default: current dir)"
+    )
+    listing.add_argument("--json", action="store_true", help="print JSON")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="reviewflow",
@@ -353,6 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
         "reviewflow version",
     )
     _add_server_commands(sub)
+    _add_dismiss_commands(sub)
     add_deployment_run(sub)
     return parser
 

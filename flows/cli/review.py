@@ -13,6 +13,7 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
+from contextlib import nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,7 @@ from reviewflow.request import ReviewRequest
 
 if TYPE_CHECKING:
     from reviewflow.report.outcome import ReviewRun
+    from reviewflow.sast.early import EarlyScan
     from reviewflow.select.scope import Scope
 
 WARM_PROGRAM = "flows.cli.warm"  # the warm process's program (`start_warm`)
@@ -164,13 +166,13 @@ def _review(
             config.review.max_file_bytes,
             config.review.instructions,
         )
-        if config.review.sast:  # semgrep and the SAST rules, checked before Prefect starts
-            from reviewflow.sast.scan import prepare
-
-            prepare(config.review, scope, verify_version=True)
+        sast_scan = early_scan(config, scope, effective)  # runs while the review starts
+        if sast_scan is not None:
+            effective = effective.model_copy(update={"sast_prescanned": True})
         started = datetime.now(UTC)  # the review has started: a cancel from here on is reported
         try:
             with (
+                sast_scan or nullcontext(),
                 # recorded before the server's lock is taken: `server stop` sees it from then on
                 ReviewRecord(managed_home(Path(request.home), env), request.repo) as record,
                 local_api(args, config, request, env, early) as target,
@@ -186,6 +188,16 @@ def _review(
                 return _print_outcome(run, config, env)
         except KeyboardInterrupt:  # before the flow took it (a server's start, Prefect's import)
             return _print_outcome(cancelled_run(effective, config, scope, started), config, env)
+
+
+def early_scan(config: Config, scope: Scope, request: ReviewRequest) -> EarlyScan | None:
+    """`--sast`: the pre-scan started now, in a thread (semgrep missing or bad rules fail here,
+    before Prefect starts; another semgrep version fails the flow's stage, before any model)."""
+    if not config.review.sast:
+        return None
+    from reviewflow.sast.early import EarlyScan
+
+    return EarlyScan(scope, config.review, request.home, request.no_cache)
 
 
 def cancelled_run(

@@ -172,6 +172,11 @@ class ReviewSettings(_Section):
         None, min_length=1, description="a model name of the same protocol, e.g. gpt-4o-mini"
     )
     verify_budget: int = Field(4, ge=0, le=50)  # context tool calls per finding
+    # A `reviewflow: ignore` comment the change itself adds silences findings; unset: yes
+    # locally, no in CI (`honours_new_suppressions`).
+    honour_new_suppressions: bool | None = Field(
+        None, description="true or false (unset: true locally, false in CI)"
+    )
 
     @field_validator("fail_on", mode="before")
     @classmethod
@@ -184,6 +189,12 @@ class ReviewSettings(_Section):
     @classmethod
     def _no_blank_instructions(cls, value: str | None) -> str | None:
         return value if value and value.strip() else None
+
+    def honours_new_suppressions(self, ci: bool) -> bool:
+        """Whether a suppression comment the change adds silences: as set, else not in CI."""
+        if self.honour_new_suppressions is None:
+            return not ci
+        return self.honour_new_suppressions
 
     def cache_identity(self) -> dict[str, int]:
         """The settings a model stage's answer depends on: concurrency, thresholds, the gate

@@ -91,6 +91,7 @@ def _validate(file: FileFindings, placed: PlacedCandidate, threshold: float) -> 
         suggestion=candidate.suggestion.strip(),
         confidence=fields.confidence,
         existing_code=placed.existing_code,
+        placed_by=placed.placed_by,
     )
 
 

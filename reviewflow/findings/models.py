@@ -24,8 +24,21 @@ class DropReason(StrEnum):
     INCOMPLETE = "incomplete"  # missing title or problem
     DUPLICATE = "duplicate"  # same fingerprint as `duplicate_of`
     FILTERED = "filtered"  # deleted by the review filter (the diff disproves it)
-    DISMISSED = "dismissed"  # dismissed on its pull/merge request (`detail` says by whom, why)
+    DISMISSED = "dismissed"  # on its pull/merge request or in dismissed.json (`detail`: who, why)
     NOT_VERIFIED = "not_verified"  # its verification score < review.confidence_threshold
+    SUPPRESSED = "suppressed"  # a `reviewflow: ignore` comment (`detail`: its path:line)
+
+
+class PlacedBy(StrEnum):
+    """How a finding was placed on its lines (the report's `placed_by`), most certain first."""
+
+    ANCHOR = "anchor"  # the line tags the model copied from the diff, hashes checked
+    EXACT = "exact"  # the quoted code, verbatim (trailing whitespace aside)
+    WHITESPACE = "whitespace"  # the quoted code, whitespace and blank lines ignored
+    MARKERS = "markers"  # the quoted code was a diff quote: its +/- markers or tags removed
+    PARTIAL = "partial"  # a one-line quote found inside one added line
+    LINES = "lines"  # the line numbers alone
+    RELOCATION = "relocation"  # the code a Relocation request gave
 
 
 class PlacedCandidate(BaseModel):
@@ -38,7 +51,7 @@ class PlacedCandidate(BaseModel):
     start_line: int
     end_line: int
     existing_code: str
-    placed_by: str  # "exact" | "whitespace" | "markers" | "partial" | "lines" | "relocation"
+    placed_by: PlacedBy
     occurrence: int = 0  # earlier runs of the same code in the file's new side
 
 
@@ -70,6 +83,7 @@ class Finding(BaseModel):
     suggestion: str = ""
     confidence: float
     existing_code: str
+    placed_by: PlacedBy
     model_confidence: float | None = None  # verified: the model's own, before the score
     verification: VerificationScore | None = None  # verified (`--verify`)
 

@@ -1,7 +1,9 @@
 """Deterministic placement: where in a file's changed hunks a candidate's code really is.
 
 Only the new side of the diff counts (context and added lines), and a placement must overlap
-at least one added line: a finding on context lines alone is on an unchanged line.
+at least one added line: a finding on context lines alone is on an unchanged line. The
+candidate's anchor (line tags, `reviewflow.anchors`) comes first, checked against its quoted
+code; then the quoted code; then its line numbers.
 """
 
 from __future__ import annotations
@@ -9,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from reviewflow.findings.models import DropReason
+from reviewflow.anchors import Anchor, AnchorRange, line_hash, parse_anchor, strip_tag
+from reviewflow.findings.models import DropReason, PlacedBy
 from reviewflow.git.models import DiffLine, FileDiff
 from reviewflow.models import Candidate
 
@@ -34,7 +37,7 @@ class Placement:
     start_line: int
     end_line: int
     existing_code: str
-    placed_by: str  # "exact" | "whitespace" | "markers" | "partial" | "lines" | "relocation"
+    placed_by: PlacedBy
 
 
 Outcome = Placement | DropReason
@@ -90,7 +93,7 @@ def _nearest(windows: Sequence[Side], hint: int | None) -> Side:
     return min(windows, key=lambda w: abs(w[0].no - hint))
 
 
-def _placement(window: Side, placed_by: str) -> Placement:
+def _placement(window: Side, placed_by: PlacedBy) -> Placement:
     return Placement(
         start_line=window[0].no,
         end_line=window[-1].no,
@@ -100,7 +103,7 @@ def _placement(window: Side, placed_by: str) -> Placement:
 
 
 def locate_code(
-    sides: Sequence[Side], code: str, hint: int | None, placed_by: str | None = None
+    sides: Sequence[Side], code: str, hint: int | None, placed_by: PlacedBy | None = None
 ) -> Outcome:
     """Find `code` as contiguous new-side lines overlapping an added line: exactly (trailing
     whitespace ignored), then with whitespace and blank lines ignored, then without the `+`
@@ -121,28 +124,30 @@ def locate_code(
             return _placement(_nearest(hits, hint), placed_by or name)
     partial = _partial(sides, lines)
     if partial:
-        return _placement(_nearest([(line,) for line in partial], hint), placed_by or "partial")
+        found = _nearest([(line,) for line in partial], hint)
+        return _placement(found, placed_by or PlacedBy.PARTIAL)
     if seen_unchanged or partial == []:
         return DropReason.UNCHANGED_LINE
     return DropReason.UNPLACED
 
 
-_Pass = tuple[str, list[str], Callable[[str], str], bool]
+_Pass = tuple[PlacedBy, list[str], Callable[[str], str], bool]
 
 
 def _passes(lines: list[str]) -> Iterator[_Pass]:
-    yield "exact", [_exact(line) for line in lines], _exact, False
+    yield PlacedBy.EXACT, [_exact(line) for line in lines], _exact, False
     squashed = [_squashed(line) for line in lines if line.strip()]
-    yield "whitespace", squashed, _squashed, True
+    yield PlacedBy.WHITESPACE, squashed, _squashed, True
     unmarked = _unmarked(lines)
     if unmarked:
-        yield "markers", unmarked, _squashed, True
+        yield PlacedBy.MARKERS, unmarked, _squashed, True
 
 
 def _unmarked(lines: list[str]) -> list[str] | None:
-    """The code of a quoted diff (every line marked `+`, `-` or ` `, one at least `+`), without
-    its markers and deleted lines; None for anything else."""
-    marked = [line for line in lines if line.strip()]
+    """The code of a quoted diff (every line marked `+`, `-` or ` `, one at least `+`, each
+    maybe behind its tag `L12#a3f`), without tags, markers and deleted lines; None for
+    anything else."""
+    marked = [strip_tag(line) for line in lines if line.strip()]
     if not any(line.startswith("+") for line in marked):
         return None
     if not all(line[:1] in ("+", "-", " ") for line in marked):
@@ -190,7 +195,7 @@ def place_by_lines(sides: Sequence[Side], start: int | None, end: int | None) ->
     for side in sides:
         if any(line.added and low <= line.no <= high for line in side):
             window = tuple(line for line in side if low <= line.no <= high)
-            return _placement(window, "lines")
+            return _placement(window, PlacedBy.LINES)
     if low > last_line(sides):  # past every line the change shows: nothing says they exist
         return DropReason.UNPLACED
     return DropReason.UNCHANGED_LINE
@@ -202,22 +207,109 @@ def last_line(sides: Sequence[Side]) -> int:
 
 
 def place(sides: Sequence[Side], candidate: Candidate) -> Outcome:
-    """Steps 1-2 of validation: the candidate's code, else its line range. Code found only on
-    unchanged lines is not moved to the added lines its line range happens to touch."""
+    """Steps 1-2 of validation: the candidate's anchor (when its quoted code does not say
+    otherwise), else its code, else its line range. Code found only on unchanged lines, or
+    an anchor on unchanged lines, is not moved to the added lines its line range happens to
+    touch; a stale anchor's numbers only say which occurrence of repeated code to prefer
+    (its hash says they are not the lines meant)."""
+    anchors = parse_anchor(candidate.anchor)
+    anchored = place_by_anchor(sides, anchors) if anchors else None
     by_code: Outcome = DropReason.UNPLACED
     if candidate.existing_code:
-        by_code = locate_code(sides, candidate.existing_code, hint(candidate))
-        if isinstance(by_code, Placement) or by_code is DropReason.UNCHANGED_LINE:
-            return by_code
+        near = anchored.start_line if isinstance(anchored, Placement) else hint(candidate)
+        by_code = locate_code(sides, candidate.existing_code, near)
+    if isinstance(anchored, Placement) and _agrees(sides, anchored, candidate, by_code):
+        return anchored
+    if isinstance(by_code, Placement) or by_code is DropReason.UNCHANGED_LINE:
+        return by_code
+    if anchored is DropReason.UNCHANGED_LINE:  # hashes checked: not moved by line numbers
+        return anchored
     by_lines = place_by_lines(sides, candidate.start_line, candidate.end_line)
     if isinstance(by_lines, Placement):
         return by_lines
     return worse(by_code, by_lines)
 
 
+ANCHOR_REACH = 10
+"""Lines either side of a tag's number searched for its hash when that line has another."""
+
+
+def place_by_anchor(sides: Sequence[Side], anchors: AnchorRange) -> Outcome | None:
+    """The lines the tags name, cut to the first hunk in which they overlap an added line;
+    None when a tag is stale (no line within `ANCHOR_REACH` of its number has its hash)."""
+    first = _tagged(sides, anchors.start)
+    last = first if anchors.end == anchors.start else _tagged(sides, anchors.end)
+    if first is None or last is None:
+        return None
+    low, high = min(first.no, last.no), max(first.no, last.no)
+    for side in sides:
+        window = tuple(line for line in side if low <= line.no <= high)
+        if any(line.added for line in window):
+            return _placement(window, PlacedBy.ANCHOR)
+    return DropReason.UNCHANGED_LINE
+
+
+def _tagged(sides: Sequence[Side], anchor: Anchor) -> NewLine | None:
+    """The new-side line a tag names: its own line when the hash matches, else the nearest
+    within `ANCHOR_REACH` with that hash (the model copied the hash, miscounted the line)."""
+    near = [
+        line
+        for side in sides
+        for line in side
+        if abs(line.no - anchor.line) <= ANCHOR_REACH and line_hash(line.text) == anchor.digest
+    ]
+    return min(near, key=lambda line: (abs(line.no - anchor.line), line.no), default=None)
+
+
+def _agrees(
+    sides: Sequence[Side], anchored: Placement, candidate: Candidate, by_code: Outcome
+) -> bool:
+    """Whether the quoted code allows the anchor: none quoted, found nowhere in the change,
+    found within the anchored lines, or found on lines that overlap them."""
+    code = candidate.existing_code
+    if not code or by_code is DropReason.UNPLACED:
+        return True
+    if isinstance(by_code, Placement) and not (
+        by_code.end_line < anchored.start_line or anchored.end_line < by_code.start_line
+    ):
+        return True
+    window = tuple(
+        line
+        for side in sides
+        for line in side
+        if anchored.start_line <= line.no <= anchored.end_line
+    )
+    return locate_code([window], code, None) is not DropReason.UNPLACED
+
+
+def anchor_trouble(sides: Sequence[Side], candidate: Candidate) -> str | None:
+    """Why the candidate's anchor placed nothing, for a drop's detail: None without one, or
+    when it names lines (on unchanged lines, or overruled by the quoted code)."""
+    if not candidate.anchor:
+        return None
+    anchors = parse_anchor(candidate.anchor)
+    if anchors is None:
+        return f"anchor {candidate.anchor!r} holds no tag (L<line>#<hash>)"
+    if place_by_anchor(sides, anchors) is None:
+        return f"anchor {candidate.anchor!r} is stale: no line near it has its hash"
+    return None
+
+
+def line_range(candidate: Candidate) -> tuple[int | None, int | None]:
+    """The lines the candidate names: its start/end lines, else its anchor's tag numbers (a
+    hint for code lookups and the Relocation request, never a placement by itself)."""
+    if candidate.start_line is not None or candidate.end_line is not None:
+        return candidate.start_line, candidate.end_line
+    anchors = parse_anchor(candidate.anchor)
+    if anchors is None:
+        return None, None
+    return anchors.start.line, anchors.end.line
+
+
 def hint(candidate: Candidate) -> int | None:
     """The line the model pointed at: where to prefer an occurrence of repeated code."""
-    return candidate.start_line if candidate.start_line is not None else candidate.end_line
+    start, end = line_range(candidate)
+    return start if start is not None else end
 
 
 def worse(*misses: Outcome) -> DropReason:

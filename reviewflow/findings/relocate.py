@@ -15,13 +15,21 @@ from reviewflow.findings.answers import (
     parse_array,
     text_field,
 )
-from reviewflow.findings.models import Dropped, DropReason, FileFindings, PlacedCandidate
+from reviewflow.findings.models import (
+    Dropped,
+    DropReason,
+    FileFindings,
+    PlacedBy,
+    PlacedCandidate,
+)
 from reviewflow.findings.normalize import Problem, check_fields, dropped, normalize_path
 from reviewflow.findings.placement import (
     Placement,
     Side,
+    anchor_trouble,
     hint,
     last_line,
+    line_range,
     locate_code,
     new_sides,
     occurrence,
@@ -122,7 +130,9 @@ def _relocate(
     drops: list[Dropped] = []
     for cid, (candidate, miss) in pending.items():
         code = found.get(cid)
-        outcome = miss if code is None else locate_code(sides, code, hint(candidate), "relocation")
+        outcome = (
+            miss if code is None else locate_code(sides, code, hint(candidate), PlacedBy.RELOCATION)
+        )
         if isinstance(outcome, Placement):
             placed.append(_placed(cid, candidate, outcome, sides))
             continue
@@ -136,11 +146,13 @@ def _miss(
 ) -> Dropped:
     where = "only on unchanged lines in the change"
     if reason is not DropReason.UNCHANGED_LINE:
-        lines = [n for n in (candidate.start_line, candidate.end_line) if n is not None]
+        lines = [n for n in line_range(candidate) if n is not None]
         past = lines and min(lines) > last_line(sides)
         span = "-".join(str(n) for n in sorted(set(lines)))
         named = f"lines {span} are" if "-" in span else f"line {span} is"
         where = f"{named} past the end of the change" if past else "not found in the change"
+    trouble = anchor_trouble(sides, candidate)
+    where = f"{trouble}; {where}" if trouble else where
     return dropped(path, candidate, reason, f"{where}; {why}")
 
 
@@ -164,8 +176,8 @@ def _listing(pending: Mapping[str, tuple[Candidate, DropReason]]) -> str:
             "id": cid,
             "title": c.title,
             "problem": c.problem,
-            "start_line": c.start_line,
-            "end_line": c.end_line,
+            "start_line": line_range(c)[0],
+            "end_line": line_range(c)[1],
             "existing_code": c.existing_code,
         }
         for cid, (c, _) in pending.items()

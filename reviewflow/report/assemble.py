@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from reviewflow.cancel import EXIT_CODE as CANCELLED_EXIT
-from reviewflow.config import Config, ModelSettings
+from reviewflow.config import Config
 from reviewflow.findings.finalize import Finalized, gate
 from reviewflow.findings.localize import Localized
 from reviewflow.findings.models import Dropped, DropReason, Finding
@@ -31,6 +32,7 @@ from reviewflow.report.outcome import (
 from reviewflow.report.preview import change_metadata, rule_record
 from reviewflow.request import ReviewRequest
 from reviewflow.review.records import RequestRecord, total_usage
+from reviewflow.sast.models import SastScan
 from reviewflow.select.filtering import Selection
 from reviewflow.select.scope import Scope
 
@@ -43,9 +45,11 @@ def review_outcome(
     results: tuple[ModelStages, Finalized, Localized],
     started: datetime,
     unrecorded_requests: int = 0,
+    sast: SastScan | None = None,
 ) -> ReviewOutcome:
     """The outcome of a review whose model stages, finalize and localization returned
-    `results`; `unrecorded_requests` were sent but no record holds them (Ctrl-C)."""
+    `results`; `unrecorded_requests` were sent but no record holds them (Ctrl-C); `sast` is
+    the pre-scan's (`--sast`)."""
     stages, finalized, localized = results
     cancelled = stages.cancelled or CANCELLED in (*finalized.warnings, *localized.warnings)
     complete = stages.complete and finalized.complete and localized.complete
@@ -60,9 +64,7 @@ def review_outcome(
         review_id=review_id(started, change.diff_sha256[:8]),
         status="complete" if complete else "incomplete",
         exit_code=CANCELLED_EXIT if cancelled else exit_code,
-        metadata=review_metadata(
-            scope, request, config.model, config.output.language, started, datetime.now(UTC)
-        ),
+        metadata=review_metadata(scope, request, config, (started, datetime.now(UTC)), sast),
         files_changed=len(change.files),
         files=reviewed_files(scope.selection),
         incomplete_files=stages.incomplete_files,
@@ -164,12 +166,20 @@ def utc_iso(moment: datetime) -> str:
 def review_metadata(
     scope: Scope,
     request: ReviewRequest,
-    model: ModelSettings,
-    language: str,
-    started_at: datetime,
-    finished_at: datetime,
+    config: Config,
+    times: tuple[datetime, datetime],
+    sast: SastScan | None = None,
 ) -> ReviewMetadata:
-    """The report's metadata; the model is named by protocol, name and endpoint (no key)."""
+    """The report's metadata; the model is named by protocol, name and endpoint (no key);
+    the instructions, verification and SAST pre-scan when the review used them."""
+    model, review = config.model, config.review
+    verification = None
+    if review.verify:
+        verification = {
+            "model": review.verify_model or model.name,
+            "budget": review.verify_budget,
+            "threshold": review.confidence_threshold,
+        }
     return ReviewMetadata.model_validate(
         {
             **change_metadata(scope, request),
@@ -179,11 +189,29 @@ def review_metadata(
                 endpoint=model.effective_endpoint,
                 platform=model.platform.value,
             ),
-            "language": language,
-            "started_at": utc_iso(started_at),
-            "finished_at": utc_iso(finished_at),
+            "language": config.output.language,
+            "started_at": utc_iso(times[0]),
+            "finished_at": utc_iso(times[1]),
+            "instructions": scope.instructions.record() if scope.instructions else None,
+            "verification": verification,
+            "sast": sast_record(sast) if sast is not None else None,
         }
     )
+
+
+def sast_record(scan: SastScan) -> dict[str, Any]:
+    """The pre-scan in the report: semgrep, the rules, files scanned and answered from the
+    cache, results on added lines, and the review's wait for it (the CLI's early scan runs
+    beside the review's start: only what the review waited for is counted)."""
+    return {
+        "semgrep_version": scan.semgrep_version,
+        "rules": scan.rules,
+        "rules_sha256": scan.rules_digest,
+        "files": scan.files,
+        "cached": scan.reused,
+        "results": scan.total,
+        "duration_ms": scan.duration_ms,
+    }
 
 
 def reviewed_files(selection: Selection) -> tuple[ReviewedFile, ...]:

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from reviewflow.config import ConsoleMode
 from reviewflow.findings.models import Finding
+from reviewflow.findings.silence import silenced_line
 from reviewflow.models import ReviewWarning, Severity
 from reviewflow.report.outcome import SEVERITY_ORDER, ReviewOutcome, finding_location
 from reviewflow.report.textsafe import for_terminal
@@ -59,6 +60,7 @@ def _header(outcome: ReviewOutcome) -> list[Text]:
     shas = " -> ".join(sha[:12] for sha in (meta.base_sha, meta.head_sha) if sha)
     counts = outcome.severity_counts()
     summary = ", ".join(f"{counts[s.value]} {s.value}" for s in SEVERITY_ORDER)
+    silenced = silenced_line(outcome.dropped, outcome.warnings)
     return [
         _line(("Review ", "bold"), outcome.review_id, ": ", (status, _status_style(outcome))),
         _line(f"  {meta.mode} change in {meta.repository}", f" ({shas})" if shas else ""),
@@ -68,6 +70,7 @@ def _header(outcome: ReviewOutcome) -> list[Text]:
             f"{counted(len(outcome.findings), 'finding')} ({summary}), "
             f"{len(outcome.dropped)} dropped"
         ),
+        *([_line(f"  silenced: {silenced}")] if silenced else []),
     ]
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewflow.findings.models import Finding
+from reviewflow.findings.silence import silenced_line
 from reviewflow.models import ReviewWarning
 from reviewflow.prompts import render
 from reviewflow.report.mdsafe import md_code, md_inline, md_text
@@ -85,6 +86,7 @@ def _summary_view(outcome: ReviewOutcome) -> dict[str, Any]:
             )
         ),
         "dropped_count": len(outcome.dropped),
+        "silenced": silenced_line(outcome.dropped, outcome.warnings),
         "errors": [_problem_view(e) for e in outcome.errors],
     }
 

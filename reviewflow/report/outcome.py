@@ -57,6 +57,9 @@ class ReviewMetadata(_Record):
     tool_version: str
     started_at: str
     finished_at: str
+    instructions: dict[str, Any] | None = None  # `--instructions`: `Instructions.record()`
+    verification: dict[str, Any] | None = None  # `--verify`: the model, budget and threshold
+    sast: dict[str, Any] | None = None  # `--sast`: semgrep, the rules, what the scan did
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 

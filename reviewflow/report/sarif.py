@@ -89,6 +89,7 @@ def _result(finding: Finding, rule_index: int) -> dict[str, Any]:
             "severity": finding.severity.value,
             "category": finding.category.value,
             "confidence": finding.confidence,
+            "placed_by": finding.placed_by.value,
             **_verification(finding),
         },
     }

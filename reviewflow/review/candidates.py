@@ -23,6 +23,7 @@ def candidate_from(arguments: dict[str, Any], path: str, chunk: int) -> Candidat
         start_line=_line(finding.get("start_line")),
         end_line=_line(finding.get("end_line")),
         existing_code=_optional_text(finding.get("existing_code")),
+        anchor=_optional_text(finding.get("anchor")),
         confidence=_number(finding.get("confidence")),
         chunk=chunk,
         **{name: _text(finding.get(name)) for name in _TEXT_FIELDS},

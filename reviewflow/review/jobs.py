@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from pydantic import BaseModel, ConfigDict
 
+from reviewflow.anchors import tag
 from reviewflow.config import ReviewSettings
 from reviewflow.git.models import DiffLine, FileDiff, Hunk
 from reviewflow.review.reader import Snapshot
@@ -118,7 +119,7 @@ def chunk_file(diff: FileDiff, budget: int) -> list[Chunk]:
 def _pieces(hunks: tuple[Hunk, ...], budget: int) -> Iterator[tuple[str, int]]:
     """Each hunk rendered, or split into parts that fit `budget`: (text, changed lines)."""
     for hunk in hunks:
-        rendered = [_line(line) for line in hunk.lines]
+        rendered = _lines(hunk.lines)
         if estimate_tokens("\n".join(rendered)) <= budget:
             yield _render(hunk.lines, rendered, hunk.section, None), hunk.added + hunk.removed
             continue
@@ -154,11 +155,18 @@ def _render(
     return "\n".join([header, *rendered])
 
 
-def _line(line: DiffLine) -> str:
-    """A diff line with its new-side number: `12 +text`, `12  text`, `   -text`."""
+def _lines(lines: tuple[DiffLine, ...]) -> list[str]:
+    """A hunk's lines, each new-side one behind its tag (`L12#a3f`, `reviewflow.anchors`),
+    the tags padded to the hunk's widest so the markers line up."""
+    tags = [tag(line.new_no, line.text) if line.new_no is not None else "" for line in lines]
+    width = max(map(len, tags), default=0)
+    return [_line(line, label, width) for line, label in zip(lines, tags, strict=True)]
+
+
+def _line(line: DiffLine, label: str, width: int) -> str:
+    """A diff line behind its tag: `L12#a3f +text`, `L12#a3f  text`, `        -text`."""
     marker = {"add": "+", "del": "-", "context": " "}[line.kind]
     text = line.text
     if len(text) > MAX_DIFF_LINE_CHARS:
         text = f"{text[:MAX_DIFF_LINE_CHARS]}…[line cut: {len(text)} chars]"
-    number = str(line.new_no) if line.new_no is not None else ""
-    return f"{number:>4} {marker}{text}"
+    return f"{label:<{width}} {marker}{text}"

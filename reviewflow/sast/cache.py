@@ -5,14 +5,19 @@ change adds is applied after, so the same content scanned for another change is 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 from pydantic import TypeAdapter, ValidationError
 
 from reviewflow.errors import OutputError
-from reviewflow.fsutil import write_output
+from reviewflow.fsutil import private_dirs, write_output
 from reviewflow.sast.models import SastResult
 
 CACHE_DIR = ("cache", "sast")
@@ -47,3 +52,42 @@ class SastCache:
             write_output(self.root / f"{key}.json", _RESULTS.dump_json(results))
         except OutputError:
             return
+
+    def acquire(self) -> IO[str] | None:
+        """The cache's lock, taken (waiting for a scan that holds it): one scan at a time per
+        home, so a scan waiting for another finds its results here. Closing the handle
+        releases it; None when the cache folder cannot be written (scans then go unlocked)."""
+        try:
+            private_dirs(self.root)
+            handle = open(self.root / ".lock", "a")  # noqa: SIM115 (closed by the caller)
+        except OSError:
+            return None
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        return handle
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        handle = self.acquire()
+        try:
+            yield
+        finally:
+            if handle is not None:
+                handle.close()
+
+    def version_checked(self, stamp: str) -> bool:
+        """Whether the semgrep with this `stamp` (its path and file identity) passed the
+        version check before (a file per stamp; checked again once semgrep is reinstalled)."""
+        return (self.root / f"semgrep-{stamp}.ok").is_file()
+
+    def mark_version_checked(self, stamp: str) -> None:
+        with contextlib.suppress(OutputError):
+            write_output(self.root / f"semgrep-{stamp}.ok", b"")
+
+
+def executable_stamp(path: str, version: str) -> str:
+    """What identifies an installed semgrep: its real path, file identity and the version
+    it must be (a reinstall or an upgrade rewrites the file, so the stamp changes)."""
+    real = os.path.realpath(path)
+    info = os.stat(real)
+    material = [real, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, version]
+    return hashlib.sha256(json.dumps(material).encode("utf-8", "surrogateescape")).hexdigest()

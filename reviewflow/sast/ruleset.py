@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import yaml
@@ -25,6 +26,7 @@ BUNDLED = Path(__file__).parent / "bundled"
 SUFFIXES = (".yaml", ".yml")
 MAX_RULE_FILE_BYTES = 1 << 20
 MAX_RULE_FILES = 500
+SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's: ~10x faster when built
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,13 +140,18 @@ def _check_count(count: int, where: str) -> None:
         raise SastError(f"--sast-rules {where}: more than {MAX_RULE_FILES} rule files")
 
 
-def _ids(item: RuleFile) -> list[str]:
+def _ids(item: RuleFile) -> tuple[str, ...]:
+    return _declared_ids(item.name, item.data)
+
+
+@lru_cache(maxsize=256)  # keyed by content: the bundled rules are parsed once per process
+def _declared_ids(name: str, data: bytes) -> tuple[str, ...]:
     try:
-        document = yaml.safe_load(item.data)
+        document = yaml.load(data, Loader=SafeLoader)
     except yaml.YAMLError as err:
         problem = " ".join(str(err).split())[:200]
-        raise SastError(f"--sast-rules: {item.name} is not valid YAML: {problem}") from None
+        raise SastError(f"--sast-rules: {name} is not valid YAML: {problem}") from None
     rules = document.get("rules") if isinstance(document, dict) else None
     if not isinstance(rules, list):
-        raise SastError(f"--sast-rules: {item.name} has no `rules:` list (semgrep rule format)")
-    return [str(rule["id"]) for rule in rules if isinstance(rule, dict) and "id" in rule]
+        raise SastError(f"--sast-rules: {name} has no `rules:` list (semgrep rule format)")
+    return tuple(str(rule["id"]) for rule in rules if isinstance(rule, dict) and "id" in rule)

@@ -15,10 +15,10 @@ from typing import Any
 
 from reviewflow.config import ReviewSettings
 from reviewflow.fsutil import private_umask
-from reviewflow.sast.cache import SastCache, cache_key
+from reviewflow.sast.cache import SastCache, cache_key, executable_stamp
 from reviewflow.sast.models import SastResult, SastScan
 from reviewflow.sast.ruleset import SastRules, load_sast_rules
-from reviewflow.sast.semgrep import Semgrep, check_version, locate, run_scan
+from reviewflow.sast.semgrep import Semgrep, Watch, check_version, locate, run_scan
 from reviewflow.sast.targets import Target, new_side_targets
 from reviewflow.select.scope import Scope
 
@@ -27,19 +27,29 @@ MAX_MESSAGE_CHARS = 400
 MAX_RESULTS_PER_FILE = 20
 
 
-def prepare(
-    settings: ReviewSettings, scope: Scope, verify_version: bool = False
-) -> tuple[Semgrep, SastRules]:
+def prepare(settings: ReviewSettings, scope: Scope) -> tuple[Semgrep, SastRules]:
     """semgrep and the rules, checked: SastError before any model request when semgrep is
-    missing or a rule file is not semgrep YAML; its version with `verify_version` (one ~0.3 s
-    process: the CLI does it before Prefect starts), else on the scan's own output."""
+    missing or a rule file is not semgrep YAML (its version is checked by `verify_semgrep`,
+    and on every scan's own output)."""
     semgrep = Semgrep(locate(settings.sast_semgrep))
-    if verify_version:
-        with tempfile.TemporaryDirectory(prefix="reviewflow-sast-") as workdir:
-            check_version(semgrep.path, Path(workdir))
     rules = load_sast_rules(settings.sast_rules, scope.change.repo_root, scope.trusted_ref)
     rules.rule_ids()  # a rule file that is not semgrep YAML fails here, with its name
     return semgrep, rules
+
+
+def verify_semgrep(semgrep: Semgrep, cache: SastCache) -> None:
+    """`semgrep --version` is the accepted one (SastError if not): one ~0.2 s process the first
+    time an installed semgrep is used, remembered in the cache for its next uses."""
+    try:
+        stamp = executable_stamp(semgrep.path, semgrep.version)
+    except OSError:
+        stamp = None  # gone since it was found: the check itself says so
+    if stamp is not None and cache.version_checked(stamp):
+        return
+    with tempfile.TemporaryDirectory(prefix="reviewflow-sast-") as workdir:
+        check_version(semgrep.path, Path(workdir))
+    if stamp is not None:
+        cache.mark_version_checked(stamp)
 
 
 def prescan(
@@ -49,12 +59,31 @@ def prescan(
     refresh: bool = False,
     verify_version: bool = False,
 ) -> SastScan:
-    """The change's SAST results on added lines (see the module docstring)."""
+    """The change's SAST results on added lines (see the module docstring), scanned under the
+    cache's lock: a scan of the same home already running (the CLI's early one) is waited for,
+    and its results read from the cache."""
     started = time.monotonic()
-    semgrep, rules = prepare(settings, scope, verify_version)
+    semgrep, rules = prepare(settings, scope)
+    cache = SastCache(home, refresh)
+    with cache.locked():
+        return scan_locked(scope, settings, (semgrep, rules), cache, started, verify_version)
+
+
+def scan_locked(
+    scope: Scope,
+    settings: ReviewSettings,
+    prepared: tuple[Semgrep, SastRules],
+    cache: SastCache,
+    started: float,
+    verify_version: bool = False,
+    watch: Watch | None = None,
+) -> SastScan:
+    """`prescan`'s work, the cache's lock held by the caller (`watch`: see `_run`)."""
+    semgrep, rules = prepared
+    if verify_version:
+        verify_semgrep(semgrep, cache)
     digest = rules.digest
     targets = new_side_targets(scope)
-    cache = SastCache(home, refresh)
     keys = {t.path: cache_key(digest, semgrep.version, t.path, t.content) for t in targets}
     found: dict[str, list[SastResult]] = {}
     for target in targets:
@@ -63,7 +92,7 @@ def prescan(
             found[target.path] = cached
     missing = [t for t in targets if t.path not in found]
     if missing:
-        scanned = scan_files(semgrep, rules, missing, settings.sast_timeout)
+        scanned = scan_files(semgrep, rules, missing, settings.sast_timeout, watch)
         for target in missing:
             found[target.path] = scanned.get(target.path, [])
             cache.put(keys[target.path], found[target.path])
@@ -79,7 +108,11 @@ def prescan(
 
 
 def scan_files(
-    semgrep: Semgrep, rules: SastRules, targets: list[Target], timeout: float
+    semgrep: Semgrep,
+    rules: SastRules,
+    targets: list[Target],
+    timeout: float,
+    watch: Watch | None = None,
 ) -> dict[str, list[SastResult]]:
     """One semgrep run over `targets`, written with the rules into a private temporary folder
     (never the repository: no `.semgrepignore` or config of the change's is ever read)."""
@@ -87,7 +120,7 @@ def scan_files(
         workdir = Path(tmp)
         configs = _write(workdir, "rules", ((f.name, f.data) for f in rules.files))
         names = _write(workdir, SOURCE_DIR, ((t.path, t.content) for t in targets))
-        raw = run_scan(semgrep, workdir, configs, names, timeout)
+        raw = run_scan(semgrep, workdir, configs, names, timeout, watch)
     by_path: dict[str, list[SastResult]] = {}
     ids = rules.rule_ids()
     for item in raw:

@@ -14,7 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -88,11 +88,16 @@ def scan_command(semgrep: Semgrep, configs: Sequence[str], targets: Sequence[str
 
 
 def run_scan(
-    semgrep: Semgrep, workdir: Path, configs: Sequence[str], targets: Sequence[str], timeout: float
+    semgrep: Semgrep,
+    workdir: Path,
+    configs: Sequence[str],
+    targets: Sequence[str],
+    timeout: float,
+    watch: Watch | None = None,
 ) -> list[dict[str, Any]]:
     """semgrep's raw results for `targets` (paths relative to `workdir`); SastError on a failed
     run, a timeout or output that is not semgrep's JSON. Files it cannot parse are skipped."""
-    result = _run(scan_command(semgrep, configs, targets), workdir, timeout)
+    result = _run(scan_command(semgrep, configs, targets), workdir, timeout, watch)
     try:
         document = json.loads(result.stdout)
     except ValueError:
@@ -125,23 +130,38 @@ def semgrep_env(workdir: Path) -> dict[str, str]:
     return env
 
 
-def _run(command: list[str], workdir: Path, timeout: float) -> subprocess.CompletedProcess[bytes]:
+Watch = Callable[["subprocess.Popen[bytes]"], None]
+"""Told of each semgrep process as it starts (an early scan's cancel stops it)."""
+
+
+def _run(
+    command: list[str], workdir: Path, timeout: float, watch: Watch | None = None
+) -> subprocess.CompletedProcess[bytes]:
     try:
-        return subprocess.run(
+        process = subprocess.Popen(
             command,
             cwd=workdir,
             env=semgrep_env(workdir),
             stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
-    except subprocess.TimeoutExpired:
-        raise SastError(
-            f"--sast: semgrep did not finish within {timeout:g}s (review.sast_timeout)"
-        ) from None
-    except OSError as err:
-        raise SastError(f"--sast: cannot run {command[0]}: {err.strerror or err}") from None
+    except OSError as failure:
+        raise SastError(f"--sast: cannot run {command[0]}: {failure.strerror or failure}") from None
+    with process:
+        if watch is not None:
+            watch(process)
+        try:
+            out, errors = process.communicate(timeout=timeout)
+        except BaseException as exc:  # a timeout, or a cancel: semgrep is not left running
+            process.kill()
+            process.communicate()
+            if isinstance(exc, subprocess.TimeoutExpired):
+                raise SastError(
+                    f"--sast: semgrep did not finish within {timeout:g}s (review.sast_timeout)"
+                ) from None
+            raise
+    return subprocess.CompletedProcess(command, process.returncode, out, errors)
 
 
 def _is_rule_error(error: Any) -> bool:

@@ -14,7 +14,13 @@ from reviewflow.findings import (
     group_candidates,
     relocate_file,
 )
-from reviewflow.findings.models import DropReason, FileFindings, Finding, PlacedCandidate
+from reviewflow.findings.models import (
+    DropReason,
+    FileFindings,
+    Finding,
+    PlacedBy,
+    PlacedCandidate,
+)
 from reviewflow.git.models import FileDiff
 from reviewflow.models import Candidate, Category, Severity
 from tests.findings.conftest import BILLING_BASE, BILLING_NEW, commit_change, no_model
@@ -167,6 +173,7 @@ def test_gate() -> None:
             problem="p",
             confidence=0.9,
             existing_code="x",
+            placed_by=PlacedBy.EXACT,
         )
 
     fail_on = [Severity.CRITICAL, Severity.HIGH]

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from reviewflow.findings import is_english, localize
-from reviewflow.findings.models import Finding
+from reviewflow.findings.models import Finding, PlacedBy
 from reviewflow.models import Category, Severity
 from tests.findings.conftest import SendTo, no_model
 from tests.wire_server import HttpError, Text, WireServer
@@ -28,6 +28,7 @@ def _finding(fid: str, line: int, title: str) -> Finding:
         suggestion="Guard it.",
         confidence=0.9,
         existing_code="    return total_price / len(items)",
+        placed_by=PlacedBy.EXACT,
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from reviewflow.findings import localize
-from reviewflow.findings.models import Finding
+from reviewflow.findings.models import Finding, PlacedBy
 from reviewflow.models import TEXT_LIMITS, Category, Severity, cut_text
 from reviewflow.providers.messages import ToolCall
 from reviewflow.report.outcome import report_schema
@@ -64,6 +64,7 @@ def test_localization_cannot_lengthen_a_finding_past_the_bounds(
         problem="The problem.",
         confidence=0.9,
         existing_code="return a / 0",
+        placed_by=PlacedBy.EXACT,
     )
     wire.script("openai", [Text(json.dumps([{"id": "Fa1", "title": HUGE, "problem": HUGE}]))])
     (localized,) = localize([finding], "de", send_to("openai")).findings

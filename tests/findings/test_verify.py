@@ -60,6 +60,7 @@ def _finding(**extra: object) -> Finding:
         "suggestion": SUGGESTION,
         "confidence": 0.9,
         "existing_code": "    return total_price / len(items)",
+        "placed_by": "exact",
     }
     fields.update(extra)
     return Finding.model_validate(fields)

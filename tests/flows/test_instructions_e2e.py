@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -34,6 +36,11 @@ def test_in_ci_the_trusted_instructions_reach_the_main_system_message_and_are_ca
     command += ["--instructions", str(repo.root / "docs/team.md")]
     command += ["--report-dir", str(tmp_path / "out")]
     assert main(command) == 0
+    report = json.loads((tmp_path / "out" / "review-report.json").read_text())
+    named = report["metadata"]["instructions"]
+    base = repo.git("rev-parse", "HEAD~1").strip()
+    assert (named["path"], named["source"], named["ref"]) == ("docs/team.md", "trusted_ref", base)
+    assert named["sha256"] == hashlib.sha256(f"# Team\n{TRUSTED}\n".encode()).hexdigest()
 
     main_requests = [r for r in wire.requests("openai") if stage_of(str(r.body)) == "main"]
     assert main_requests

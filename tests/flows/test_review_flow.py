@@ -30,6 +30,8 @@ STAGES = {
     "relocate",
     "review_filter",
     "finalize",
+    "load_dismissed",
+    "silence",
     "localize",
     "report",
 }

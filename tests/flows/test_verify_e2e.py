@@ -65,6 +65,8 @@ def test_verify_scores_findings_with_a_model_of_its_own(
 
     assert code == 1 and report["status"] == "complete"
     jsonschema.validate(report, report_schema())
+    verification = {"model": "verifier-model", "budget": 4, "threshold": 0.75}
+    assert report["metadata"]["verification"] == verification
     [finding] = report["findings"]
     assert finding["title"] == SPLIT["title"]
     assert (finding["confidence"], finding["model_confidence"]) == (0.9, 0.85)

@@ -7,7 +7,7 @@ import itertools
 from collections.abc import Sequence
 
 from reviewflow.findings.finalize import fingerprint
-from reviewflow.findings.models import Finding
+from reviewflow.findings.models import Finding, PlacedBy
 from reviewflow.models import Category, Severity
 from reviewflow.publish.context import PullRequestContext, ReviewScope
 from reviewflow.publish.models import (
@@ -100,6 +100,7 @@ def finding(path: str, line: int, code: str, severity: str = "high", title: str 
         problem="problem",
         confidence=0.9,
         existing_code=code,
+        placed_by=PlacedBy.EXACT,
     )
 
 

@@ -12,7 +12,7 @@ import jsonschema
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from reviewflow.findings.models import Dropped, DropReason, Finding
+from reviewflow.findings.models import Dropped, DropReason, Finding, PlacedBy
 from reviewflow.models import Category, ReviewWarning, Severity
 from reviewflow.providers.messages import Usage
 from reviewflow.providers.pool import UsageTotals
@@ -73,6 +73,7 @@ def finding(
         "suggestion": "Check for None before use.",
         "confidence": 0.9,
         "existing_code": "value = cache.get(key)\nreturn value.name",
+        "placed_by": PlacedBy.EXACT,
     }
     fields.update(extra)
     return Finding(**fields)

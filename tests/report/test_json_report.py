@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 from pydantic import SecretStr
 
-from reviewflow.config import ConsoleMode, ModelSettings, ReviewSettings
+from reviewflow.config import Config, ConsoleMode, ModelSettings, ReviewSettings
 from reviewflow.findings.models import DropReason
 from reviewflow.report.artifacts import findings_table, summary_markdown
 from reviewflow.report.assemble import excluded_files, review_metadata, reviewed_files
@@ -170,7 +170,7 @@ def test_no_report_of_a_keyed_config_holds_the_key(repo: GitRepo) -> None:
     model = ModelSettings(protocol="anthropic", name="claude-x", api_key=SecretStr(key))
     now = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
     outcome = make_outcome(
-        metadata=review_metadata(scope, request, model, "en-US", now, now),
+        metadata=review_metadata(scope, request, Config(model=model), (now, now)),
         files=reviewed_files(scope.selection),
         excluded=excluded_files(scope.selection),
     )

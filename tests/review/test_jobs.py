@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reviewflow.anchors import tag
 from reviewflow.config import ReviewSettings
 from reviewflow.review.jobs import chunk_file, file_jobs
 from reviewflow.review.plan import plan_file
@@ -35,7 +36,17 @@ def test_file_jobs_carry_path_status_counts_rule_and_language(repo: GitRepo, rf_
     assert len(job.chunks) == 1
     text = job.chunks[0].text
     assert text.startswith("@@ -1,5 +1,5 @@")
-    assert "   3 +changed_2 = compute(2)" in text and "     -value_2 = compute(2)" in text
+    context = [
+        f"{tag(n, f'value_{i} = compute({i})')}  value_{i} = compute({i})"
+        for n, i in ((1, 0), (2, 1))
+    ]
+    assert text.split("\n")[1:6] == [  # every new-side line behind its tag; deleted ones padded
+        *context,
+        "       -value_2 = compute(2)",
+        f"{tag(3, 'changed_2 = compute(2)')} +changed_2 = compute(2)",
+        f"{tag(4, 'value_3 = compute(3)')}  value_3 = compute(3)",
+    ]
+    assert tag(3, "changed_2 = compute(2)") == "L3#785"  # stable across runs and machines
     assert job.chunks[0].changed_lines == 2
 
 
@@ -73,7 +84,7 @@ def test_a_huge_hunk_is_split_into_parts(repo: GitRepo, rf_home: Path) -> None:
     assert sum(c.changed_lines for c in job.chunks) == 600
     first, second = job.chunks[0].text, job.chunks[1].text
     assert first.startswith("@@ -0,0 +1,") and f"(part 1/{len(job.chunks)})" in first
-    next_line = int(first.splitlines()[-1].split()[0]) + 1
+    next_line = int(first.splitlines()[-1].split("#")[0].removeprefix("L")) + 1
     assert second.startswith(f"@@ -0,0 +{next_line},") and "(part 2/" in second
     assert all(estimate_tokens(c.text) <= 400 for c in job.chunks)
 

@@ -50,6 +50,9 @@ def test_sast_results_reach_only_user_messages_and_only_for_added_lines(
     assert code == 0, (out / "report.json").read_text() if out.exists() else code
     report = json.loads((out / "report.json").read_text())
     assert report["findings"] == []  # a SAST result is never a finding on its own
+    sast = report["metadata"]["sast"]
+    assert (sast["semgrep_version"], sast["rules"], sast["results"]) == ("1.185.0", "bundled", 2)
+    assert sast["files"] == sast["cached"] == 2  # the CLI's early scan ran them; the stage read
     mains = [r.body for r in wire.requests() if stage_of(json.dumps(r.body)) == "main"]
     by_file = {p: [b for b in mains if p in _messages(b, "user")] for p in ("run.py", "page.js")}
     for body in by_file["run.py"]:

@@ -1,0 +1,38 @@
+"""Stage 7b, silence: suppression comments and dismissals, after finalize (before --verify)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from reviewflow.findings.finalize import Finalized
+from reviewflow.findings.models import FileFindings
+from reviewflow.findings.silence import read_suppressions, silence
+from reviewflow.review.reader import Snapshot
+from reviewflow.rules.dismissals import Dismissed, load_dismissed
+
+
+@task(name="load_dismissed", cache_policy=NO_CACHE, retries=0)  # a file or two: no cache
+def load_dismissals(repo_root: Path, trusted_ref: str | None, home: str) -> Dismissed:
+    """The dismissed fingerprints: the repository's file (at the trusted ref when there is one)
+    and the home's list for this repository. Read before any model request: a bad file fails
+    the review at once."""
+    return load_dismissed(repo_root, trusted_ref, Path(home))
+
+
+@task(name="silence", cache_policy=NO_CACHE, retries=0)  # deterministic and cheap: no cache
+def silence_findings(
+    finalized: Finalized,
+    files: list[FileFindings],
+    snapshot: Snapshot,
+    dismissed: Dismissed,
+    honour_new: bool,
+) -> Finalized:
+    """`finalized` with suppressed and dismissed findings dropped (`files` give each file's
+    added lines, to tell suppressions the change adds)."""
+    added = {f.path: f.changed_lines for f in files if f.path is not None}
+    paths = [finding.path for finding in finalized.findings]
+    found, warnings = read_suppressions(snapshot, added, paths)
+    return silence(finalized, found, dismissed, honour_new, warnings)
