@@ -53,6 +53,28 @@ def implied_protocol(platform: Platform, name: object) -> str:
     return PLATFORM_PROTOCOLS[platform][0]
 
 
+def with_implied_protocol(data: object) -> object:
+    """Raw model settings with the platform's protocol where model.protocol is not set."""
+    if isinstance(data, dict) and data.get("platform") and not data.get("protocol"):
+        try:
+            platform = Platform(data["platform"])
+        except ValueError:
+            return data  # the platform's own check names the bad value
+        return {**data, "protocol": implied_protocol(platform, data.get("name"))}
+    return data
+
+
+def check_platform_protocol(platform: Platform, protocol: str | None) -> Platform:
+    """`platform`, if it speaks `protocol`; ValueError naming what it speaks if not."""
+    spoken = PLATFORM_PROTOCOLS[platform]
+    if protocol is not None and protocol not in spoken:
+        raise ValueError(
+            f"the {platform.value} platform speaks the {' or '.join(spoken)} protocol, not "
+            f"{protocol} (set model.protocol to {spoken[0]}, or leave it unset)"
+        )
+    return platform
+
+
 def platform_endpoint(platform: Platform, region: str | None) -> str:
     """A platform's own endpoint (Azure's is the user's resource: a placeholder until set)."""
     region = region or "REGION"  # shown only until the missing region is reported

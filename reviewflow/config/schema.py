@@ -24,10 +24,10 @@ from pydantic import (
 from reviewflow.config.platforms import (
     AZURE_API_VERSION,
     PLATFORM_KEY_ENV,
-    PLATFORM_PROTOCOLS,
     Platform,
-    implied_protocol,
+    check_platform_protocol,
     platform_endpoint,
+    with_implied_protocol,
 )
 from reviewflow.models import Severity
 
@@ -251,25 +251,13 @@ class ModelSettings(_Section):
     @classmethod
     def _implied_protocol(cls, data: object) -> object:
         """A platform's protocol when model.protocol is not set (bedrock: anthropic...)."""
-        if isinstance(data, dict) and data.get("platform") and not data.get("protocol"):
-            try:
-                platform = Platform(data["platform"])
-            except ValueError:
-                return data  # the platform's own check names the bad value
-            return {**data, "protocol": implied_protocol(platform, data.get("name"))}
-        return data
+        return with_implied_protocol(data)
 
     @field_validator("platform")
     @classmethod
     def _platform_speaks_protocol(cls, value: Platform, info: ValidationInfo) -> Platform:
         protocol = info.data.get("protocol")
-        spoken = PLATFORM_PROTOCOLS[value]
-        if protocol is not None and protocol.value not in spoken:
-            raise ValueError(
-                f"the {value.value} platform speaks the {' or '.join(spoken)} protocol, not "
-                f"{protocol.value} (set model.protocol to {spoken[0]}, or leave it unset)"
-            )
-        return value
+        return check_platform_protocol(value, protocol.value if protocol else None)
 
     @field_validator("api_key", mode="before")
     @classmethod

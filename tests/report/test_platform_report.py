@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 from pydantic import SecretStr
 
-from reviewflow.config import ModelSettings
+from reviewflow.config import Config, ModelSettings
 from reviewflow.report.assemble import review_metadata
 from reviewflow.report.outcome import ModelInfo, report_json
 from reviewflow.request import ReviewRequest
@@ -29,9 +29,8 @@ def test_the_report_names_the_platform_and_its_endpoint(repo: GitRepo) -> None:
         api_key=SecretStr("azure-key-never-in-reports"),
     )
     now = datetime(2026, 12, 2, 1, 0, tzinfo=UTC)
-    text = report_json(
-        make_outcome(metadata=review_metadata(scope, request, model, "en", now, now))
-    )
+    meta = review_metadata(scope, request, Config(model=model), (now, now))
+    text = report_json(make_outcome(metadata=meta))
     report = json.loads(text)
     validate_report(report)
     assert report["metadata"]["model"] == {
