@@ -158,6 +158,11 @@ def _bedrock_hint(outcome: Outcome, settings: ModelSettings, message: str) -> st
             f"model access not granted: enable {settings.name} under Model access in the "
             f"Bedrock console for region {region}"
         )
+    if outcome is Outcome.KEY_REJECTED and settings.api_key is not None:
+        return (
+            "check the Bedrock API key (AWS_BEARER_TOKEN_BEDROCK or model.api_key) and that it "
+            f"was made for region {region}"
+        )
     if outcome is Outcome.KEY_REJECTED:
         return (
             "check the AWS credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID, the role) and that "

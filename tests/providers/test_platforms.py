@@ -117,6 +117,7 @@ def test_bedrock_api_key_is_a_bearer_token_never_shown(
     settings = _bedrock(wire, key=AZURE_KEY)
     report = check_model(Config(model=settings))
     assert report.outcome is Outcome.KEY_REJECTED and "[REDACTED]" in report.message
+    assert "AWS_BEARER_TOKEN_BEDROCK" in str(report.hint)
     _secrets_absent(report.render())
     assert check_model(Config(model=settings)).ok
     assert [r.headers["authorization"] for r in wire.requests()] == [f"Bearer {AZURE_KEY}"] * 2
