@@ -28,7 +28,7 @@ import json
 import threading
 import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlencode
@@ -41,6 +41,7 @@ from tests.publish.fake_gitlab_state import (
     Json,
     MergeRequest,
 )
+from tests.wire_server import QuietHTTPServer
 
 __all__ = [
     "BOT",
@@ -98,7 +99,7 @@ class FakeGitLab(GitLabState):
         self.prefix = prefix.rstrip("/")
         self._records: list[RecordedRequest] = []
         self._failures: list[_Failure] = []
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._httpd = QuietHTTPServer(("127.0.0.1", 0), _Handler)
         self._httpd.daemon_threads = True
         self._httpd.fake = self  # type: ignore[attr-defined]
         self._thread = threading.Thread(

@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -87,6 +88,16 @@ TOKEN_PATH = "/token"
 GOOGLE_TOKEN = "ya29.wire-test-token-Hq3Nf8Ld"
 
 
+class QuietHTTPServer(ThreadingHTTPServer):
+    """A test server that does not print a traceback when a client hangs up mid-request (a
+    cancelled review, a client timing out on purpose): that is the client's business."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 class WireServer:
     """The scripted server on 127.0.0.1 (a free port); use as a context manager."""
 
@@ -100,7 +111,7 @@ class WireServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.unexpected = 0
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._httpd = QuietHTTPServer(("127.0.0.1", 0), _Handler)
         self._httpd.daemon_threads = True
         self._httpd.wire = self  # type: ignore[attr-defined]
         self._thread = threading.Thread(

@@ -20,7 +20,6 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from http.server import ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
@@ -28,6 +27,7 @@ from reviewflow.publish.models import Platform, RequestRef
 from tests.publish.fake_github.server import Api, Fault, Handler, RecordedRequest
 from tests.publish.fake_github.shapes import Urls
 from tests.publish.fake_github.state import Pull, ReviewThread, frozen_lines
+from tests.wire_server import QuietHTTPServer
 
 __all__ = [
     "BOT",
@@ -72,7 +72,7 @@ class FakeGitHub:
 
     def __init__(self, prefix: str = "", api_versions: tuple[str, ...] | None = None) -> None:
         self._api = Api(prefix.rstrip("/"), api_versions)
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = QuietHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._httpd.api = self._api  # type: ignore[attr-defined]
         self._api.urls = Urls(api=self.url + self._api.prefix, web=self.url)
