@@ -128,6 +128,40 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+def parse_token_count(value: object) -> object:
+    """A token count from an integer or a text such as `200000`, `200k` or `1.5M`."""
+    if isinstance(value, str):
+        text = value.strip().lower().replace("_", "").replace(",", "")
+        scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:], 1)
+        number = text[:-1] if scale > 1 else text
+        try:
+            return int(float(number) * scale) if number else value
+        except ValueError:
+            message = f"invalid token count {value!r} (use e.g. 200000, 200k or 1.5M)"
+            raise ValueError(message) from None
+    return value
+
+
+TokenCount = Annotated[int, BeforeValidator(parse_token_count)]
+
+
+class ModelPrice(_Section):
+    """What the model costs, per million tokens (any one currency, USD in the bundled table)."""
+
+    input: float = Field(ge=0, le=10_000, description="price per million input tokens")
+    cached_input: float | None = Field(
+        None, ge=0, le=10_000, description="price per million cached input tokens"
+    )
+    output: float = Field(ge=0, le=10_000, description="price per million output tokens")
+
+    def cost(self, prompt: float, completion: float, cached: float = 0.0) -> float:
+        """The price of `prompt` input tokens (`cached` of them read from the provider's
+        prompt cache) and `completion` output tokens."""
+        cached_rate = self.input if self.cached_input is None else self.cached_input
+        uncached = max(0.0, prompt - cached)
+        return (uncached * self.input + cached * cached_rate + completion * self.output) / 1e6
+
+
 class ReviewSettings(_Section):
     concurrency: int = Field(4, ge=1, le=64)
     context_lines: int = Field(3, ge=0, le=1000)
@@ -161,6 +195,13 @@ class ReviewSettings(_Section):
         None, min_length=1, description="a model name of the same protocol, e.g. gpt-4o-mini"
     )
     verify_budget: int = Field(4, ge=0, le=50)  # context tool calls per finding
+    # The review's budget (`--max-tokens`, `--max-cost`): no request is sent that would cross it.
+    max_tokens: TokenCount | None = Field(
+        None, ge=1000, le=10_000_000_000, description="a token count such as 200000 or 200k"
+    )
+    max_cost: float | None = Field(
+        None, gt=0, le=1_000_000, description="an amount in the price's currency, e.g. 2.50"
+    )
 
     @field_validator("fail_on", mode="before")
     @classmethod
@@ -198,6 +239,7 @@ class ModelSettings(_Section):
         pattern=r"^[a-z0-9][a-z0-9-]*$",
         description="the name of a Prefect Secret block, e.g. reviewflow-openai-key",
     )
+    price: ModelPrice | None = None  # per million tokens; else the bundled table (cost/prices)
 
     @field_validator("api_key", mode="before")
     @classmethod

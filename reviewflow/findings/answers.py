@@ -17,7 +17,7 @@ from typing import Any, Generic, TypeVar
 from reviewflow.errors import ProviderError
 from reviewflow.models import ReviewWarning
 from reviewflow.prompts import render
-from reviewflow.providers.failures import attempts_of, one_line, usage_of
+from reviewflow.providers.failures import one_line, usage_of
 from reviewflow.providers.messages import (
     AssistantMessage,
     Message,
@@ -26,6 +26,7 @@ from reviewflow.providers.messages import (
     Usage,
     UserMessage,
 )
+from reviewflow.review.recording import failure_status
 from reviewflow.review.records import MAX_RECORDED_TEXT, RequestRecord, Send, Stage
 
 PROMPTS = Path(__file__).parent / "prompts"
@@ -162,8 +163,7 @@ def _failed(question: Question, started: str, clock: float, exc: ProviderError) 
     return RequestRecord(
         stage=question.stage,
         path=question.path,
-        attempts=attempts_of(exc) or 1,
-        status="error",
+        **failure_status(exc),
         started_at=started,
         duration_ms=_elapsed_ms(clock),
         usage=usage_of(exc) or Usage(),

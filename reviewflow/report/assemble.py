@@ -8,15 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from reviewflow.cancel import EXIT_CODE as CANCELLED_EXIT
 from reviewflow.config import Config, ModelSettings
+from reviewflow.cost.prices import price_of
 from reviewflow.findings.finalize import Finalized, gate
 from reviewflow.findings.localize import Localized
 from reviewflow.findings.models import Dropped, DropReason, Finding
 from reviewflow.findings.stages import CANCELLED, ModelStages, summarize
 from reviewflow.git.models import Change
 from reviewflow.models import ReviewWarning
+from reviewflow.providers.budget import BudgetState
 from reviewflow.providers.pool import UsageTotals
 from reviewflow.publish.context import PullRequestContext
 from reviewflow.report.location import review_id
@@ -43,9 +46,13 @@ def review_outcome(
     results: tuple[ModelStages, Finalized, Localized],
     started: datetime,
     unrecorded_requests: int = 0,
+    *,
+    estimate: dict[str, Any] | None = None,
+    budget: BudgetState | None = None,
 ) -> ReviewOutcome:
     """The outcome of a review whose model stages, finalize and localization returned
-    `results`; `unrecorded_requests` were sent but no record holds them (Ctrl-C)."""
+    `results`; `unrecorded_requests` were sent but no record holds them (Ctrl-C); with the
+    review's `estimate` and its `budget`'s state when it had one."""
     stages, finalized, localized = results
     cancelled = stages.cancelled or CANCELLED in (*finalized.warnings, *localized.warnings)
     complete = stages.complete and finalized.complete and localized.complete
@@ -53,6 +60,9 @@ def review_outcome(
     findings, dismissed = split_dismissed(localized.findings, request.pull_request)
     pull_request = pull_request_report(request.pull_request, findings)
     carried = pull_request.carried if pull_request else ()
+    refused = budget_refused(records)
+    incomplete = tuple(sorted({*stages.incomplete_files, *refused}))
+    usage = usage_totals(records, stages.unrecorded_requests + unrecorded_requests)
     exit_code = gate(findings, config.review.fail_on, complete)
     if exit_code == 0 and any(f.severity in config.review.fail_on for f in carried):
         exit_code = 1  # an open finding of the request, from an earlier run, still fails it
@@ -65,19 +75,60 @@ def review_outcome(
         ),
         files_changed=len(change.files),
         files=reviewed_files(scope.selection),
-        incomplete_files=stages.incomplete_files,
+        incomplete_files=incomplete,
         excluded=excluded_files(scope.selection),
         chunks=stages.chunks,
         tool_calls=stages.tool_calls,
         findings=findings,
         dropped=(*finalized.dropped, *dismissed),
-        warnings=(*scope.warnings, *stages.warnings, *finalized.warnings, *localized.warnings),
+        warnings=(
+            *scope.warnings,
+            *stages.warnings,
+            *finalized.warnings,
+            *localized.warnings,
+            *budget_warning(budget, len(scope.selection.kept), len(incomplete)),
+        ),
         errors=request_errors(records),
-        usage=usage_totals(records, stages.unrecorded_requests + unrecorded_requests),
+        usage=usage,
         duration_ms=int((datetime.now(UTC) - started).total_seconds() * 1000),
         process=records,
         pull_request=pull_request,
+        estimate=estimate,
+        cost=usage_cost(usage, config.model),
+        budget=budget,
+        budget_files=refused,
     )
+
+
+def budget_warning(
+    budget: BudgetState | None, files: int, incomplete: int
+) -> tuple[ReviewWarning, ...]:
+    """The review-wide warning that the budget stopped requests (none when it did not)."""
+    if budget is None or not budget.reached:
+        return ()
+    return (
+        ReviewWarning(
+            "budget_reached",
+            f"budget of {budget.describe()} reached after {files - incomplete} of {files} "
+            f"files: {budget.refused_requests} request(s) not sent, {incomplete} file(s) "
+            "incomplete (raise --max-tokens/--max-cost and run again: finished files are "
+            "reused from the cache)",
+        ),
+    )
+
+
+def budget_refused(records: Sequence[RequestRecord]) -> tuple[str, ...]:
+    """The files a request of which the budget refused (not sent)."""
+    return tuple(sorted({r.path for r in records if r.status == "not_sent" and r.path}))
+
+
+def usage_cost(usage: UsageTotals, model: ModelSettings) -> float | None:
+    """What `usage` cost at the model's price (cached prompt tokens at the cached rate)."""
+    info = price_of(model)
+    if info is None:
+        return None
+    cost = info.price.cost(usage.prompt_tokens, usage.completion_tokens, usage.cache_read_tokens)
+    return round(cost, 6)
 
 
 def split_dismissed(
@@ -145,7 +196,7 @@ def request_errors(records: tuple[RequestRecord, ...]) -> tuple[ReviewWarning, .
     return tuple(
         ReviewWarning(f"{record.stage}_request_failed", record.error or "failed", record.path)
         for record in records
-        if record.status == "error"
+        if record.status == "error"  # not "not_sent": the budget's refusals are no failure
     )
 
 
