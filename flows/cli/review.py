@@ -28,6 +28,7 @@ from reviewflow.cancel import EXIT_CODE
 from reviewflow.config import (
     KEY_ENV_VARS,
     Config,
+    ConsoleMode,
     OutputSettings,
     TaskRunner,
     home_dir,
@@ -195,7 +196,10 @@ def _review(
 
 def print_estimate(scope: Scope, config: Config) -> None:
     """The review's expected cost, one line on stderr, before its first request (the flow
-    makes the same estimate for the report)."""
+    makes the same estimate for the report); not with `--console off`, which keeps stderr
+    to the one line of an exit 2."""
+    if config.output.console is ConsoleMode.OFF:
+        return
     from reviewflow.cost.review import scope_estimate
     from reviewflow.cost.text import estimate_line
 

@@ -48,8 +48,8 @@ def three(repo: GitRepo) -> GitRepo:
 
 def _preview(repo: GitRepo, tmp_path: Path, *flags: str) -> tuple[int, dict[str, Any]]:
     out = tmp_path / "preview.json"
-    code = main(["review", "--preview", "--repo", str(repo.root), "--commit", "HEAD"]
-                + ["--json", str(out), *flags])  # fmt: skip
+    args = ["review", "--preview", "--repo", str(repo.root), "--commit", "HEAD"]
+    code = main([*args, "--json", str(out), *flags])
     return code, json.loads(out.read_text()) if out.exists() else {}
 
 
