@@ -72,10 +72,14 @@ def _attempt() -> int:
 def sender(handle: ProviderHandle, path: str | None = None) -> Send:
     """The `Send` a stage uses: each request one `llm_request` task run (nested in the stage's).
     With `path`, the review's progress display is told that file is in progress as its
-    requests go out (in the process of the review's pool; elsewhere there is none)."""
+    requests go out (in the process of the review's pool; elsewhere there is none). A request
+    the review's budget would refuse raises `BudgetExceeded` here, without a task run."""
     observer = pool_for(handle).observer if path is not None else None
 
     def send(request: ModelRequest) -> ModelResponse:
+        budget = pool_for(handle).budget  # (a closed pool raises here, as the task would)
+        if budget is not None:  # refused here: no task run (the pool checks again)
+            budget.check(request)
         if observer is not None and path is not None:
             observer.file_started(path)
         return llm_request(as_is(handle), as_is(request))

@@ -96,15 +96,24 @@ class Budget:
 
     def reserve(self, request: ModelRequest) -> Reservation:
         """Hold what `request` will cost, or raise `BudgetExceeded` (nothing is held then)."""
+        return self._take(request, hold=True)
+
+    def check(self, request: ModelRequest) -> None:
+        """Raise `BudgetExceeded` if `request` would not fit now (nothing is held: `reserve`,
+        where the request is sent, decides for good). Lets a caller skip the work of sending
+        a request the budget would refuse anyway."""
+        self._take(request, hold=False)
+
+    def _take(self, request: ModelRequest, hold: bool) -> Reservation:
         prompt = self._measure(request)
-        cost = self._cost(prompt, self._reserve)
-        wanted = Reservation(prompt + self._reserve, cost)
+        wanted = Reservation(prompt + self._reserve, self._cost(prompt, self._reserve))
         with self._lock:
             problem = self._crossing(wanted)
             if problem:
                 self._refused += 1
                 raise BudgetExceeded(problem)
-            self._held = (self._held[0] + wanted.tokens, self._held[1] + wanted.cost)
+            if hold:
+                self._held = (self._held[0] + wanted.tokens, self._held[1] + wanted.cost)
         return wanted
 
     def settle(self, reservation: Reservation, usage: Usage | None) -> None:

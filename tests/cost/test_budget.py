@@ -8,18 +8,24 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from reviewflow.config import Config, ModelPrice
+from reviewflow.config import Config, ConsoleMode, ModelPrice, ReviewSettings
 from reviewflow.cost.budget import budget_for, check_budget
 from reviewflow.errors import ConfigError
 from reviewflow.providers.budget import Budget, BudgetState, short_count
 from reviewflow.providers.failures import BudgetExceeded
-from reviewflow.providers.messages import ModelRequest, Usage, UserMessage
+from reviewflow.providers.messages import ModelRequest, ModelResponse, ToolCall, Usage, UserMessage
 from reviewflow.providers.pool import ProviderHandle, ProviderPool, pool_for
 from reviewflow.report.assemble import budget_refused, budget_warning
+from reviewflow.report.console import console_lines
 from reviewflow.report.gate import incomplete_line
 from reviewflow.report.outcome import build_report, report_schema
+from reviewflow.request import ReviewRequest
+from reviewflow.review.jobs import file_jobs, snapshot_of
+from reviewflow.review.loop import review_chunk
 from reviewflow.review.recording import Where, send_recorded
-from reviewflow.review.records import RequestRecord
+from reviewflow.review.records import RequestRecord, total_usage
+from reviewflow.select.scope import collect, select
+from tests.gitutil import GitRepo
 from tests.report.samples import make_outcome, validate_report
 from tests.wire_server import Delay, Text, WireServer, WireUsage
 
@@ -179,3 +185,54 @@ def test_short_counts() -> None:
     assert [short_count(n) for n in (950, 1000, 1500, 200_000, 1_500_000)] == [
         "950", "1k", "1.5k", "200k", "1.5M"
     ]  # fmt: skip
+
+
+def test_check_refuses_without_holding_anything() -> None:
+    budget = Budget(1500, None, None, lambda request: 1000, completion_reserve=0)
+    budget.check(REQUEST)
+    budget.check(REQUEST)  # nothing held by a check
+    held = budget.reserve(REQUEST)
+    with pytest.raises(BudgetExceeded):
+        budget.check(REQUEST)
+    budget.settle(held, None)
+    assert budget.state().refused_requests == 1 and budget.state().spent_tokens == 1000
+
+
+def test_a_chunk_session_the_budget_stops_is_incomplete_with_its_candidates(
+    repo: GitRepo,
+) -> None:
+    """The first round is sent, the second is refused: the session ends incomplete with
+    `budget_reached`, keeping the finding the model had already recorded."""
+    repo.write("a.py", "x = 1\n")
+    repo.commit("base")
+    repo.write("a.py", "x = 2\n")
+    sha = repo.commit("change")
+    request = ReviewRequest.from_flags(str(repo.root), commit=sha, home=str(repo.root.parent))
+    scope = select(collect(request, 3), request, 1 << 20)
+    [job] = file_jobs(scope, ReviewSettings(), "en-US")
+    finding = {"severity": "low", "category": "style", "file": "a.py", "existing_code": "x = 2"}
+    finding |= {"title": "t", "problem": "p", "evidence": "e", "suggestion": "s"}
+    comment = ToolCall(id="c1", name="code_comment", arguments={"finding": finding})
+    calls = iter([ModelResponse(tool_calls=(comment,))])
+
+    def send(req: ModelRequest) -> ModelResponse:
+        response = next(calls, None)
+        if response is None:
+            raise BudgetExceeded("budget of 5k tokens reached: ... (not sent)")
+        return response
+
+    result = review_chunk(job, 0, None, snapshot_of(scope), ReviewSettings(), send)
+    assert not result.complete and [c.title for c in result.candidates] == ["t"]
+    assert [w.code for w in result.warnings] == ["budget_reached"]
+    assert [r.status for r in result.records] == ["ok", "not_sent"]
+    assert total_usage(result.records)[1] == 1  # the refused request is no attempt
+
+
+def test_the_console_puts_cost_and_estimate_beside_the_usage() -> None:
+    price = {"input": 0.15, "cached_input": 0.075, "output": 0.6, "source": "bundled"}
+    estimate = {"requests": 6.2, "prompt_tokens": 11050, "completion_tokens": 1086, "cost": 0.0021}
+    estimate |= {"model": "m", "by_stage": {}, "files": [], "price": price}
+    price |= {"as_of": "2025-08-01", "currency": "USD"}
+    outcome = make_outcome(estimate=estimate, cost=0.0019)
+    text = "\n".join(line.plain for line in console_lines(outcome, ConsoleMode.SUMMARY))
+    assert "; cost $0.0019; estimated ~6 requests, 11.1k prompt tokens, ~$0.0021" in text
