@@ -80,6 +80,7 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
     options = stage_options(request.home, request.no_cache)
     snapshot = (snapshot_of(scope), identify_snapshot(as_is(change)))
     estimate = estimate_cost(as_is(jobs), as_is(snapshot[0]), as_is(config))
+    budget = pool_for(handle).budget  # now: a cancel closes the pool
     stages = run_model_stages(
         jobs,
         *snapshot,
@@ -92,7 +93,6 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
     finalized, unverified = run_verification(stages, finalized, snapshot, config, handle, options)
     localized, unrecorded = _localize(stages, finalized, config, handle, options)
     unrecorded += unverified
-    budget = pool_for(handle).budget
     outcome = review_outcome(
         request,
         config,

@@ -60,13 +60,10 @@ def review_outcome(
     findings, dismissed = split_dismissed(localized.findings, request.pull_request)
     pull_request = pull_request_report(request.pull_request, findings)
     carried = pull_request.carried if pull_request else ()
-    refused = budget_refused(records)
-    incomplete = tuple(sorted({*stages.incomplete_files, *refused}))
-    usage = usage_totals(records, stages.unrecorded_requests + unrecorded_requests)
     exit_code = gate(findings, config.review.fail_on, complete)
     if exit_code == 0 and any(f.severity in config.review.fail_on for f in carried):
         exit_code = 1  # an open finding of the request, from an earlier run, still fails it
-    return ReviewOutcome(
+    outcome = ReviewOutcome(
         review_id=review_id(started, change.diff_sha256[:8]),
         status="complete" if complete else "incomplete",
         exit_code=CANCELLED_EXIT if cancelled else exit_code,
@@ -75,28 +72,42 @@ def review_outcome(
         ),
         files_changed=len(change.files),
         files=reviewed_files(scope.selection),
-        incomplete_files=incomplete,
+        incomplete_files=stages.incomplete_files,
         excluded=excluded_files(scope.selection),
         chunks=stages.chunks,
         tool_calls=stages.tool_calls,
         findings=findings,
         dropped=(*finalized.dropped, *dismissed),
-        warnings=(
-            *scope.warnings,
-            *stages.warnings,
-            *finalized.warnings,
-            *localized.warnings,
-            *budget_warning(budget, len(scope.selection.kept), len(incomplete)),
-        ),
+        warnings=(*scope.warnings, *stages.warnings, *finalized.warnings, *localized.warnings),
         errors=request_errors(records),
-        usage=usage,
+        usage=usage_totals(records, stages.unrecorded_requests + unrecorded_requests),
         duration_ms=int((datetime.now(UTC) - started).total_seconds() * 1000),
         process=records,
         pull_request=pull_request,
-        estimate=estimate,
-        cost=usage_cost(usage, config.model),
-        budget=budget,
-        budget_files=refused,
+    )
+    return with_cost(outcome, config.model, estimate, budget)
+
+
+def with_cost(
+    outcome: ReviewOutcome,
+    model: ModelSettings,
+    estimate: dict[str, Any] | None,
+    budget: BudgetState | None,
+) -> ReviewOutcome:
+    """`outcome` with its estimate, the usage's cost, the budget's state, and the files whose
+    requests the budget refused among the incomplete ones (with the warning that says so)."""
+    refused = budget_refused(outcome.process)
+    incomplete = tuple(sorted({*outcome.incomplete_files, *refused}))
+    warning = budget_warning(budget, len(outcome.files), len(incomplete))
+    return outcome.model_copy(
+        update={
+            "estimate": estimate,
+            "cost": usage_cost(outcome.usage, model),
+            "budget": budget,
+            "budget_files": refused,
+            "incomplete_files": incomplete,
+            "warnings": (*outcome.warnings, *warning),
+        }
     )
 
 

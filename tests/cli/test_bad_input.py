@@ -267,7 +267,7 @@ def test_config_set_refusals_name_key_value_and_accepted(
         (
             "model: gpt-4o\n",
             "'model' in {path}: 'gpt-4o' (accepted: a section with the keys protocol, name, "
-            "endpoint, api_key, timeout, api_key_block; e.g. model: {{name: ...}})",
+            "endpoint, api_key, timeout, api_key_block, price; e.g. model: {{name: ...}})",
         ),
         (
             "review:\n  fail_on: [high, nope]\n",

@@ -157,6 +157,14 @@ def test_a_budget_stops_the_review_midway_and_keeps_what_was_found(
     line = f"review incomplete: budget of 9k tokens reached after {finished} of 3 files"
     assert f"reviewflow: {line}" in err
 
+    # Again with room: what finished comes from the cache, only the stopped files are paid.
+    code, again = _review(three, wire, monkeypatch, "--max-tokens", "1M")
+    assert code == 1 and again["status"] == "complete" and "incomplete_files" not in again
+    paid = [r for r in again["process"] if not r["reused"]]
+    assert paid and {r["path"] for r in paid} <= set(incomplete)
+    assert again["usage"]["requests"] == len(wire.requests()) - sent == len(paid)
+    assert [f["title"] for f in again["findings"]] == ["File handle never closed"]
+
 
 @pytest.mark.usefixtures("prefect_harness")
 def test_a_budget_that_fits_changes_nothing_and_the_report_holds_the_estimate(
