@@ -31,10 +31,10 @@ def plan_prompt(job: FileJob) -> int:
     return estimate_request(plan_request(job))
 
 
-def main_prompt(job: FileJob, chunk: int, guidance_tokens: int, settings_calls: int) -> int:
+def main_prompt(job: FileJob, chunk: int, guidance_tokens: int, max_context_calls: int) -> int:
     """The first main request of chunk `chunk` (system, tools and the chunk's message), with
     a plan's guidance of `guidance_tokens` when the file is planned."""
-    budget = context_budget(job.changed_lines, settings_calls)
+    budget = context_budget(job.changed_lines, max_context_calls)
     guidance = stand_in(guidance_tokens) if job.needs_plan else None
     request = ModelRequest(
         system=templates.main_system(job),

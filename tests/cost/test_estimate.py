@@ -12,6 +12,7 @@ from reviewflow.cost import estimate as est
 from reviewflow.cost.prices import PriceInfo
 from reviewflow.cost.review import jobs_estimate, scope_estimate
 from reviewflow.cost.sizes import file_sizes
+from reviewflow.cost.text import estimate_line
 from reviewflow.providers.messages import ModelRequest, ModelResponse, ToolCall
 from reviewflow.request import ReviewRequest
 from reviewflow.review.jobs import FileJob, file_jobs, snapshot_of
@@ -153,3 +154,18 @@ def test_file_sizes_of_the_working_tree_and_of_a_ref(repo: GitRepo, tmp_path: Pa
 
 def snapshot_of_ref(repo: GitRepo, ref: str | None) -> Snapshot:
     return Snapshot(repo_root=str(repo.root), ref=ref)
+
+
+def test_the_budget_verdict_counts_tokens_and_money(repo: GitRepo) -> None:
+    scope = _scope(repo, {"app.py": MODULE.replace("* 3", "* 4")})
+    priced = {"name": "house", "price": {"input": 1000, "output": 1000}}  # ~4 per review
+    roomy = Config.model_validate({"model": priced, "review": {"max_cost": 100}})
+    tight = Config.model_validate({"model": priced, "review": {"max_cost": 1}})
+    tokens = Config.model_validate({"model": priced, "review": {"max_tokens": 1000}})
+    assert estimate_line(scope_estimate(scope, roomy)).endswith(
+        "; fits the budget of 100.00 in cost"
+    )
+    assert "does NOT fit the budget of 1.00 in cost" in estimate_line(scope_estimate(scope, tight))
+    record = scope_estimate(scope, tokens)
+    assert record["budget"] == {"max_tokens": 1000, "max_cost": None, "fits": False}
+    assert f", ~{record['cost']:.2f} (model.price); does NOT fit" in estimate_line(record)
