@@ -17,7 +17,6 @@ from typing import Any, Generic, TypeVar
 from reviewflow.errors import ProviderError
 from reviewflow.models import ReviewWarning
 from reviewflow.prompts import render
-from reviewflow.providers.failures import one_line, usage_of
 from reviewflow.providers.messages import (
     AssistantMessage,
     Message,
@@ -99,6 +98,8 @@ class Question:
 
 def ask(question: Question, parse: Callable[[str], T], send: Send) -> Asked[T]:
     """Send `question`; on an unusable answer, retry once asking for strict formatting."""
+    from reviewflow.providers.failures import one_line  # as in `review.recording`
+
     messages: list[Message] = [UserMessage(content=question.user)]
     records: list[RequestRecord] = []
     problem = ""
@@ -160,6 +161,8 @@ def _record(
 
 
 def _failed(question: Question, started: str, clock: float, exc: ProviderError) -> RequestRecord:
+    from reviewflow.providers.failures import one_line, usage_of  # as in `review.recording`
+
     return RequestRecord(
         stage=question.stage,
         path=question.path,

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict
 
 from reviewflow.config import ModelPrice
-from reviewflow.providers.failures import BudgetExceeded
 from reviewflow.providers.messages import ModelRequest, Usage
 
 COMPLETION_RESERVE = 256
@@ -105,6 +104,8 @@ class Budget:
         self._take(request, hold=False)
 
     def _take(self, request: ModelRequest, hold: bool) -> Reservation:
+        from reviewflow.providers.failures import BudgetExceeded  # (the preview: no HTTP clients)
+
         prompt = self._measure(request)
         wanted = Reservation(prompt + self._reserve, self._cost(prompt, self._reserve))
         with self._lock:

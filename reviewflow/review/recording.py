@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reviewflow.errors import ProviderError
-from reviewflow.providers.failures import attempts_of, not_sent, one_line, usage_of
 from reviewflow.providers.messages import ModelRequest, ModelResponse, Usage
 from reviewflow.review.records import MAX_RECORDED_TEXT, RequestRecord, Send, Stage
 
@@ -43,6 +42,8 @@ def send_recorded(
     send: Send, request: ModelRequest, where: Where
 ) -> tuple[ModelResponse | None, RequestRecord]:
     """The answer (None when the provider failed) and the request's record."""
+    from reviewflow.providers.failures import one_line, usage_of  # see `failure_status`
+
     started = datetime.now(UTC).isoformat(timespec="milliseconds")
     clock = time.monotonic()
     common = {
@@ -77,6 +78,10 @@ def send_recorded(
 def failure_status(error: ProviderError) -> dict[str, Any]:
     """A failed request's `attempts` and `status`: "not_sent" (no attempt) when the review's
     budget refused it, else "error" with the attempts it took."""
+    # Imported here, not with the module: the prompts import this module (`bounded`), and the
+    # cost estimate of `--preview` renders them without paying for the HTTP clients' import.
+    from reviewflow.providers.failures import attempts_of, not_sent
+
     attempts = attempts_of(error)
     if not_sent(error):
         return {"attempts": attempts or 0, "status": "not_sent"}
