@@ -32,18 +32,6 @@ class PriceInfo(BaseModel):
     as_of: str | None = None  # the bundled table's date
     currency: str | None = None  # the bundled table's; config prices name none
 
-    def describe(self) -> str:
-        """`config prices` or `bundled prices of 2025-08-01 (USD)`."""
-        if self.source == "config":
-            return "model.price"
-        return f"bundled prices of {self.as_of}"
-
-    def amount(self, value: float) -> str:
-        """`$0.42`, or `0.42` when the currency is not known (a config price)."""
-        from reviewflow.providers.budget import money
-
-        return f"${money(value)}" if self.currency == "USD" else money(value)
-
 
 @cache
 def bundled_table() -> dict[str, Any]:

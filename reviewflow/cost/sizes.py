@@ -34,7 +34,7 @@ def _tree_sizes(snapshot: Snapshot, paths: Sequence[str]) -> dict[str, int | Non
     args = ["ls-tree", "-l", "-z", "--full-tree", str(snapshot.ref), "--", *paths]
     try:
         out = run_git(snapshot.root, args, options=("--literal-pathspecs",))
-    except GitError:
+    except GitError:  # not listable here: the sizes stay unknown (the estimate's default read)
         return {}
     sizes: dict[str, int | None] = {}
     for entry in out.split(b"\0"):
