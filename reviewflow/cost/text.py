@@ -39,14 +39,7 @@ def estimate_record(
             stage: figures_record(figures, estimate.cost_of(figures))
             for stage, figures in estimate.by_stage.items()
         },
-        "files": [
-            {
-                "path": f.path,
-                "chunks": f.chunks,
-                **figures_record(f.total, estimate.cost_of(f.total)),
-            }
-            for f in estimate.files
-        ],
+        "files": [_file_record(item, estimate) for item in estimate.files],
     }
     budget = budget_verdict(estimate, settings)
     if budget is not None:
@@ -60,6 +53,10 @@ def _file_record(item: FileEstimate, estimate: Estimate) -> dict[str, Any]:
         "path": item.path,
         "chunks": item.chunks,
         **figures_record(total, estimate.cost_of(total)),
+        "by_stage": {
+            stage: figures_record(figures, estimate.cost_of(figures))
+            for stage, figures in item.stages.items()
+        },
     }
 
 
@@ -124,4 +121,8 @@ def estimate_table(record: dict[str, Any], paths: list[str]) -> list[str]:
     if "localize" in record["by_stage"]:  # once per review, not per file
         lines.append(f"  {'(localize)'.ljust(width)}  {row(record['by_stage']['localize'])}")
     lines.append(f"  {'total'.ljust(width)}  {row(record)}")
+    stages = ", ".join(
+        f"{stage} {figures['requests']:.1f}" for stage, figures in record["by_stage"].items()
+    )
+    lines.append(f"  requests by stage: {stages}")
     return lines

@@ -132,6 +132,9 @@ def test_the_report_record_and_the_flow_estimate_agree(repo: GitRepo) -> None:
     assert record["model"] == "gpt-4o" and record["price"]["as_of"]
     assert record["requests"] == pytest.approx(sum(f["requests"] for f in record["files"]), abs=0.1)
     assert sum(s["prompt_tokens"] for s in record["by_stage"].values()) == record["prompt_tokens"]
+    for item in record["files"]:  # each file's own stages add up to its total
+        assert "main" in item["by_stage"]
+        assert sum(s["prompt_tokens"] for s in item["by_stage"].values()) == item["prompt_tokens"]
 
 
 def test_read_tokens_follow_the_file_size_and_the_tool_cap() -> None:
