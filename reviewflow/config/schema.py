@@ -197,10 +197,13 @@ class ReviewSettings(_Section):
     verify_budget: int = Field(4, ge=0, le=50)  # context tool calls per finding
     # The review's budget (`--max-tokens`, `--max-cost`): no request is sent that would cross it.
     max_tokens: TokenCount | None = Field(
-        None, ge=1000, le=10_000_000_000, description="a token count such as 200000 or 200k"
+        None,
+        ge=1000,
+        le=10_000_000_000,
+        description="a token count of at least 1000, such as 200000 or 200k",
     )
     max_cost: float | None = Field(
-        None, gt=0, le=1_000_000, description="an amount in the price's currency, e.g. 2.50"
+        None, gt=0, le=1_000_000, description="an amount above 0 in the price's currency, e.g. 2.50"
     )
 
     @field_validator("fail_on", mode="before")
