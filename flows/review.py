@@ -28,11 +28,12 @@ from flows.verification import run_verification
 from reviewflow import cancel
 from reviewflow.cancel import EXIT_CODE as CANCELLED_EXIT
 from reviewflow.config import Config, TaskRunner
+from reviewflow.cost.budget import budget_for
 from reviewflow.findings.finalize import Finalized
 from reviewflow.findings.localize import Localized
 from reviewflow.findings.stages import CANCELLED, ModelStages
 from reviewflow.fsutil import private_umask
-from reviewflow.providers.pool import ProviderHandle, ProviderPool, ReviewObserver
+from reviewflow.providers.pool import ProviderHandle, ProviderPool, ReviewObserver, pool_for
 from reviewflow.publish.context import PullRequestContext
 from reviewflow.publish.models import PublishResult
 from reviewflow.publish.setup import fallback_summary
@@ -44,6 +45,7 @@ from reviewflow.select.reviewed import ReviewedFiles
 from tasks.caching import as_is, stage_options, unquoted
 from tasks.chunk import chunk_files
 from tasks.diff import collect_diff, identify_snapshot
+from tasks.estimate import estimate_cost
 from tasks.finalize import finalize_findings
 from tasks.localize import localize_findings
 from tasks.publish import publish_findings
@@ -80,6 +82,8 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
     jobs = chunk_files(as_is(scope), as_is(config.review), config.output.language, as_is(sast))
     options = stage_options(request.home, request.no_cache)
     snapshot = (snapshot_of(scope), identify_snapshot(as_is(change)))
+    estimate = estimate_cost(as_is(jobs), as_is(snapshot[0]), as_is(config))
+    budget = pool_for(handle).budget  # now: a cancel closes the pool
     stages = run_model_stages(
         jobs,
         *snapshot,
@@ -100,7 +104,16 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
     localized, unrecorded = _localize(stages, finalized, config, handle, options)
     unrecorded += unverified
     outcome = review_outcome(
-        request, config, change, scope, (stages, finalized, localized), started, unrecorded, sast
+        request,
+        config,
+        change,
+        scope,
+        (stages, finalized, localized),
+        started,
+        unrecorded,
+        sast=sast,
+        estimate=estimate,
+        budget=budget.state() if budget is not None else None,
     )
     final, written, failure = write_review_reports(
         as_is(outcome), as_is(config.output), request.home
@@ -181,11 +194,17 @@ def run_review(
 ) -> ReviewRun:
     """Run the review flow in this process, its key in a provider pool of this process (never a
     parameter); `progress` is told of requests and finished files, `name` names the flow run.
-    What the run writes (cached answers, reports' folders) is the user's alone."""
+    What the run writes (cached answers, reports' folders) is the user's alone. The review's
+    budget (`review.max_tokens`, `review.max_cost`) is held by its pool: every request of the
+    review, from whichever of its threads, draws on it."""
+    budget = budget_for(config)  # ConfigError for one that cannot hold, before the flow starts
     flow_ = review_flow(config)
     if name:
         flow_ = flow_.with_options(flow_run_name=name)
-    with private_umask(), ProviderPool.from_config(config, observer=progress) as pool:
+    with (
+        private_umask(),
+        ProviderPool.from_config(config, observer=progress, budget=budget) as pool,
+    ):
         try:
             with cancel.deferred():  # the flow takes a cancel where it waits for its stages
                 state = flow_(request, public_config(config), pool.handle, return_state=True)

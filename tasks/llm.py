@@ -20,7 +20,7 @@ from prefect.client.schemas.objects import State, TaskRun
 from prefect.context import TaskRunContext
 
 from reviewflow.errors import TransientProviderError
-from reviewflow.providers.failures import ProviderFailure
+from reviewflow.providers.failures import ProviderFailure, not_sent
 from reviewflow.providers.messages import ModelRequest, ModelResponse
 from reviewflow.providers.pool import ProviderHandle, pool_for
 from reviewflow.review.records import Send
@@ -51,7 +51,7 @@ def llm_request(handle: ProviderHandle, request: ModelRequest) -> ModelResponse:
     try:
         response = request_model(handle, request)
     except ProviderFailure as exc:
-        exc.attempts = attempt
+        exc.attempts = attempt - 1 if not_sent(exc) else attempt  # the budget refused this one
         raise
     return response.model_copy(update={"attempts": attempt})
 
@@ -72,10 +72,14 @@ def _attempt() -> int:
 def sender(handle: ProviderHandle, path: str | None = None) -> Send:
     """The `Send` a stage uses: each request one `llm_request` task run (nested in the stage's).
     With `path`, the review's progress display is told that file is in progress as its
-    requests go out (in the process of the review's pool; elsewhere there is none)."""
+    requests go out (in the process of the review's pool; elsewhere there is none). A request
+    the review's budget would refuse raises `BudgetExceeded` here, without a task run."""
     observer = pool_for(handle).observer if path is not None else None
 
     def send(request: ModelRequest) -> ModelResponse:
+        budget = pool_for(handle).budget  # (a closed pool raises here, as the task would)
+        if budget is not None:  # refused here: no task run (the pool checks again)
+            budget.check(request)
         if observer is not None and path is not None:
             observer.file_started(path)
         return llm_request(as_is(handle), as_is(request))

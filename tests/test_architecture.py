@@ -1,7 +1,7 @@
 """The layers of the code base hold: imports run one way and never in a cycle.
 
-cli -> local -> flows -> tasks -> reviewflow (DESIGN.md, Layout). Inside the domain:
-report -> findings -> review -> sast -> select / providers -> rules / config -> git -> globs.
+cli -> local -> flows -> tasks -> reviewflow (DESIGN.md, Layout). Inside the domain: report ->
+cost -> findings -> review -> sast -> select / providers -> rules / config -> git -> globs.
 Every import counts, at module level or inside a function, except a program's own
 `if __name__ == "__main__":` block (`python -m flows.review` hands over to the CLI there: that
 runs the module as a program, it is not an import of it).
@@ -22,6 +22,7 @@ PACKAGES = ("flows", "tasks", "reviewflow")
 LAYERS = ("flows.cli", "flows.local", "flows", "tasks", "reviewflow")
 DOMAIN = (
     ("reviewflow.report",),
+    ("reviewflow.cost",),
     ("reviewflow.findings",),
     ("reviewflow.review",),
     ("reviewflow.sast",),

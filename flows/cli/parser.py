@@ -73,6 +73,17 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
         "--max-file-bytes", type=int, metavar="BYTES", help="larger files are left out (1 MiB)"
     )
     review.add_argument("--fail-on", metavar="SEVERITIES", help="e.g. critical,high")
+    review.add_argument(
+        "--max-tokens",
+        metavar="N",
+        help="token budget of the review, e.g. 200k: no request is sent that would cross it",
+    )
+    review.add_argument(
+        "--max-cost",
+        type=float,
+        metavar="AMOUNT",
+        help="cost budget in the price's currency, e.g. 2.50 (needs a known model price)",
+    )
     review.add_argument("--no-cache", action="store_true", help="ignore cached model answers")
     review.add_argument(
         "--verify",

@@ -29,6 +29,7 @@ from reviewflow.cancel import EXIT_CODE
 from reviewflow.config import (
     KEY_ENV_VARS,
     Config,
+    ConsoleMode,
     OutputSettings,
     TaskRunner,
     home_dir,
@@ -57,6 +58,8 @@ _FLAG_KEYS: dict[str, tuple[str, str]] = {
     "confidence_threshold": ("review", "confidence_threshold"),
     "max_file_bytes": ("review", "max_file_bytes"),
     "fail_on": ("review", "fail_on"),
+    "max_tokens": ("review", "max_tokens"),
+    "max_cost": ("review", "max_cost"),
     "task_runner": ("review", "task_runner"),
     "dask_address": ("review", "dask_address"),
     "sast": ("review", "sast"),
@@ -152,10 +155,12 @@ def _review(
 ) -> int:
     """The review itself: its inputs checked, then the flow on the Prefect API it finds (the
     managed server `early` started, if the entry point did)."""
+    from reviewflow.cost.budget import check_budget
     from reviewflow.providers.factory import check_settings
     from reviewflow.select.scope import collect, select
 
     check_settings(config.model)  # a placeholder model or a missing key fails before Prefect
+    check_budget(config)  # `--max-cost` without a known price, a budget on Dask
     check_outputs(config.output, home_dir(env))
     with stdin_saved(request) as effective:
         # Bad input (repository, refs, diff, rules, trust) fails here with one line, before
@@ -169,6 +174,7 @@ def _review(
         sast_scan = early_scan(config, scope, effective)  # runs while the review starts
         if sast_scan is not None:
             effective = effective.model_copy(update={"sast_prescanned": True})
+        print_estimate(scope, config)
         started = datetime.now(UTC)  # the review has started: a cancel from here on is reported
         try:
             with (
@@ -198,6 +204,18 @@ def early_scan(config: Config, scope: Scope, request: ReviewRequest) -> EarlySca
     from reviewflow.sast.early import EarlyScan
 
     return EarlyScan(scope, config.review, request.home, request.no_cache)
+
+
+def print_estimate(scope: Scope, config: Config) -> None:
+    """The review's expected cost, one line on stderr, before its first request (the flow
+    makes the same estimate for the report); not with `--console off`, which keeps stderr
+    to the one line of an exit 2."""
+    if config.output.console is ConsoleMode.OFF:
+        return
+    from reviewflow.cost.review import scope_estimate
+    from reviewflow.cost.text import estimate_line
+
+    sys.stderr.write(f"reviewflow: {estimate_line(scope_estimate(scope, config))}\n")
 
 
 def cancelled_run(
@@ -343,9 +361,13 @@ def run_preview(
     config: Config,
     json_path: str | None,
 ) -> int:
-    """Diff, filter and rules only: no provider, no Prefect."""
+    """Diff, filter, rules and the cost estimate only: no provider, no Prefect."""
+    from reviewflow.cost.budget import check_budget
+    from reviewflow.cost.review import scope_estimate
     from reviewflow.report.preview import preview_document, render_preview
     from reviewflow.select.scope import collect, select
+
+    check_budget(config)  # `--max-cost` without a known price: one line, exit 2
 
     change = collect(request, config.review.context_lines)  # `--diff -`: reads stdin
     scope = select(change, request, config.review.max_file_bytes, config.review.instructions)
@@ -354,7 +376,7 @@ def run_preview(
         from reviewflow.sast.scan import prescan
 
         sast = prescan(scope, config.review, request.home, request.no_cache, verify_version=True)
-    doc = preview_document(scope, request, sast)
+    doc = preview_document(scope, request, sast, scope_estimate(scope, config, sast))
     if json_path and not report_off(json_path):
         write_output(json_path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     (sys.stderr if json_path == "-" else sys.stdout).write(render_preview(doc))  # stdout: JSON

@@ -139,6 +139,40 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
+def parse_token_count(value: object) -> object:
+    """A token count from an integer or a text such as `200000`, `200k` or `1.5M`."""
+    if isinstance(value, str):
+        text = value.strip().lower().replace("_", "").replace(",", "")
+        scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:], 1)
+        number = text[:-1] if scale > 1 else text
+        try:
+            return int(float(number) * scale) if number else value
+        except ValueError:
+            message = f"invalid token count {value!r} (use e.g. 200000, 200k or 1.5M)"
+            raise ValueError(message) from None
+    return value
+
+
+TokenCount = Annotated[int, BeforeValidator(parse_token_count)]
+
+
+class ModelPrice(_Section):
+    """What the model costs, per million tokens (any one currency, USD in the bundled table)."""
+
+    input: float = Field(ge=0, le=10_000, description="price per million input tokens")
+    cached_input: float | None = Field(
+        None, ge=0, le=10_000, description="price per million cached input tokens"
+    )
+    output: float = Field(ge=0, le=10_000, description="price per million output tokens")
+
+    def cost(self, prompt: float, completion: float, cached: float = 0.0) -> float:
+        """The price of `prompt` input tokens (`cached` of them read from the provider's
+        prompt cache) and `completion` output tokens."""
+        cached_rate = self.input if self.cached_input is None else self.cached_input
+        uncached = max(0.0, prompt - cached)
+        return (uncached * self.input + cached * cached_rate + completion * self.output) / 1e6
+
+
 class ReviewSettings(_Section):
     concurrency: int = Field(4, ge=1, le=64)
     context_lines: int = Field(3, ge=0, le=1000)
@@ -176,6 +210,16 @@ class ReviewSettings(_Section):
     # locally, no in CI (`honours_new_suppressions`).
     honour_new_suppressions: bool | None = Field(
         None, description="true or false (unset: true locally, false in CI)"
+    )
+    # The review's budget (`--max-tokens`, `--max-cost`): no request is sent that would cross it.
+    max_tokens: TokenCount | None = Field(
+        None,
+        ge=1000,
+        le=10_000_000_000,
+        description="a token count of at least 1000, such as 200000 or 200k",
+    )
+    max_cost: float | None = Field(
+        None, gt=0, le=1_000_000, description="an amount above 0 in the price's currency, e.g. 2.50"
     )
 
     @field_validator("fail_on", mode="before")
@@ -258,6 +302,8 @@ class ModelSettings(_Section):
     def _platform_speaks_protocol(cls, value: Platform, info: ValidationInfo) -> Platform:
         protocol = info.data.get("protocol")
         return check_platform_protocol(value, protocol.value if protocol else None)
+
+    price: ModelPrice | None = None  # per million tokens; else the bundled table (cost/prices)
 
     @field_validator("api_key", mode="before")
     @classmethod

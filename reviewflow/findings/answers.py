@@ -17,7 +17,6 @@ from typing import Any, Generic, TypeVar
 from reviewflow.errors import ProviderError
 from reviewflow.models import ReviewWarning
 from reviewflow.prompts import render
-from reviewflow.providers.failures import attempts_of, one_line, usage_of
 from reviewflow.providers.messages import (
     AssistantMessage,
     Message,
@@ -26,6 +25,7 @@ from reviewflow.providers.messages import (
     Usage,
     UserMessage,
 )
+from reviewflow.review.recording import failure_status
 from reviewflow.review.records import MAX_RECORDED_TEXT, RequestRecord, Send, Stage
 
 PROMPTS = Path(__file__).parent / "prompts"
@@ -98,6 +98,8 @@ class Question:
 
 def ask(question: Question, parse: Callable[[str], T], send: Send) -> Asked[T]:
     """Send `question`; on an unusable answer, retry once asking for strict formatting."""
+    from reviewflow.providers.failures import one_line  # as in `review.recording`
+
     messages: list[Message] = [UserMessage(content=question.user)]
     records: list[RequestRecord] = []
     problem = ""
@@ -159,11 +161,12 @@ def _record(
 
 
 def _failed(question: Question, started: str, clock: float, exc: ProviderError) -> RequestRecord:
+    from reviewflow.providers.failures import one_line, usage_of  # as in `review.recording`
+
     return RequestRecord(
         stage=question.stage,
         path=question.path,
-        attempts=attempts_of(exc) or 1,
-        status="error",
+        **failure_status(exc),
         started_at=started,
         duration_ms=_elapsed_ms(clock),
         usage=usage_of(exc) or Usage(),

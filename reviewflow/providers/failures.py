@@ -83,6 +83,18 @@ class MissingCredentialsError(ProviderFailure, PermanentProviderError):
     """A cloud platform's credential chain found nothing usable (no request was sent)."""
 
 
+class BudgetExceeded(ProviderFailure, PermanentProviderError):
+    """The review's budget (`review.max_tokens`, `review.max_cost`) refused the request: it was
+    not sent (no attempt, no usage)."""
+
+    attempts: int | None = 0
+
+
+def not_sent(error: BaseException) -> bool:
+    """Whether a failed request never left (the budget refused it)."""
+    return isinstance(error, BudgetExceeded)
+
+
 class RequestAbandonedError(ProviderFailure, PermanentProviderError):
     """The review was cancelled (its provider closed) while the request was in flight."""
 

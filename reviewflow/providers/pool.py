@@ -29,6 +29,7 @@ from reviewflow.config import (
 from reviewflow.errors import PermanentProviderError, ProviderError
 from reviewflow.providers import failures
 from reviewflow.providers.base import Provider
+from reviewflow.providers.budget import Budget
 from reviewflow.providers.factory import check_settings, create_provider
 from reviewflow.providers.messages import ModelRequest, ModelResponse, Usage
 
@@ -146,9 +147,11 @@ class ProviderPool:
         factory: ProviderFactory = create_provider,
         pool_id: str | None = None,
         observer: ReviewObserver | None = None,
+        budget: Budget | None = None,
     ) -> None:
         check_settings(settings)
         self.observer = observer
+        self.budget = budget  # the review's, checked before each request (in this process)
         self.settings = settings
         self.meter = UsageMeter()
         self.id = pool_id or uuid.uuid4().hex
@@ -172,33 +175,44 @@ class ProviderPool:
         self._cancel_key = cancel.listen(self._stop_sending)  # a cancel: not one request more
 
     @classmethod
-    def from_config(cls, config: Config, observer: ReviewObserver | None = None) -> ProviderPool:
-        """The pool for a review's effective config (`model.*`, `review.concurrency`)."""
-        return cls(config.model, config.review.concurrency, observer=observer)
+    def from_config(
+        cls, config: Config, observer: ReviewObserver | None = None, budget: Budget | None = None
+    ) -> ProviderPool:
+        """The pool for a review's effective config (`model.*`, `review.concurrency`), with
+        the review's budget if it has one."""
+        return cls(config.model, config.review.concurrency, observer=observer, budget=budget)
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         """One request attempt through the pool's provider, waiting for a free slot.
 
         Metered: the attempt, and the usage of its answer even when the answer is rejected.
+        With a budget, a request that would cross it is not sent (`BudgetExceeded`).
         """
         if self.closed:
             raise _closed_error(self.id)
         with self._slots:
             if self.closed:  # cancelled (or closed) while it waited for a slot
                 raise _closed_error(self.id)
+            held = self.budget.reserve(request) if self.budget is not None else None
             self.meter.count_request()
+            usage: Usage | None = None
             try:
                 response = self._provider.complete(request)
+                usage = response.usage
             except ProviderError as exc:
-                self._count(failures.usage_of(exc) or Usage())
+                usage = failures.usage_of(exc)
+                self._count(usage or Usage())
                 raise
+            finally:
+                if self.budget is not None and held is not None:
+                    self.budget.settle(held, usage)
         self._count(response.usage)
         return response
 
     def for_model(self, name: str) -> ProviderHandle:
         """The handle of a pool for model `name` (same protocol, endpoint and key: the
-        verifier's), sharing this pool's request slots, meter and observer, so
-        `review.concurrency` and the review's usage cover both; closed with this pool."""
+        verifier's), sharing this pool's request slots, meter, observer and budget, so
+        `review.concurrency`, the review's usage and its budget cover both; closed with it."""
         if name == self.settings.name:
             return self.handle
         with _POOLS_LOCK:
@@ -210,6 +224,7 @@ class ProviderPool:
             settings = self.settings.model_copy(update=update)
             sibling = ProviderPool(settings, self.handle.concurrency, self._factory)
             sibling.observer, sibling.meter, sibling._slots = self.observer, self.meter, self._slots
+            sibling.budget = self.budget
             with _POOLS_LOCK:
                 self._siblings[name] = sibling
         return sibling.handle

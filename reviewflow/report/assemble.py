@@ -11,13 +11,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reviewflow.cancel import EXIT_CODE as CANCELLED_EXIT
-from reviewflow.config import Config
+from reviewflow.config import Config, ModelSettings
+from reviewflow.cost.prices import price_of
 from reviewflow.findings.finalize import Finalized, gate
 from reviewflow.findings.localize import Localized
 from reviewflow.findings.models import Dropped, DropReason, Finding
 from reviewflow.findings.stages import CANCELLED, ModelStages, summarize
 from reviewflow.git.models import Change
 from reviewflow.models import ReviewWarning
+from reviewflow.providers.budget import BudgetState
 from reviewflow.providers.pool import UsageTotals
 from reviewflow.publish.context import PullRequestContext
 from reviewflow.report.location import review_id
@@ -46,10 +48,14 @@ def review_outcome(
     started: datetime,
     unrecorded_requests: int = 0,
     sast: SastScan | None = None,
+    *,
+    estimate: dict[str, Any] | None = None,
+    budget: BudgetState | None = None,
 ) -> ReviewOutcome:
     """The outcome of a review whose model stages, finalize and localization returned
     `results`; `unrecorded_requests` were sent but no record holds them (Ctrl-C); `sast` is
-    the pre-scan's (`--sast`)."""
+    the pre-scan's (`--sast`); with the review's `estimate` and its `budget`'s state when it
+    had one."""
     stages, finalized, localized = results
     cancelled = stages.cancelled or CANCELLED in (*finalized.warnings, *localized.warnings)
     complete = stages.complete and finalized.complete and localized.complete
@@ -60,7 +66,7 @@ def review_outcome(
     exit_code = gate(findings, config.review.fail_on, complete)
     if exit_code == 0 and any(f.severity in config.review.fail_on for f in carried):
         exit_code = 1  # an open finding of the request, from an earlier run, still fails it
-    return ReviewOutcome(
+    outcome = ReviewOutcome(
         review_id=review_id(started, change.diff_sha256[:8]),
         status="complete" if complete else "incomplete",
         exit_code=CANCELLED_EXIT if cancelled else exit_code,
@@ -80,6 +86,61 @@ def review_outcome(
         process=records,
         pull_request=pull_request,
     )
+    return with_cost(outcome, config.model, estimate, budget)
+
+
+def with_cost(
+    outcome: ReviewOutcome,
+    model: ModelSettings,
+    estimate: dict[str, Any] | None,
+    budget: BudgetState | None,
+) -> ReviewOutcome:
+    """`outcome` with its estimate, the usage's cost, the budget's state, and the files whose
+    requests the budget refused among the incomplete ones (with the warning that says so)."""
+    refused = budget_refused(outcome.process)
+    incomplete = tuple(sorted({*outcome.incomplete_files, *refused}))
+    warning = budget_warning(budget, len(outcome.files), len(incomplete))
+    return outcome.model_copy(
+        update={
+            "estimate": estimate,
+            "cost": usage_cost(outcome.usage, model),
+            "budget": budget,
+            "budget_files": refused,
+            "incomplete_files": incomplete,
+            "warnings": (*outcome.warnings, *warning),
+        }
+    )
+
+
+def budget_warning(
+    budget: BudgetState | None, files: int, incomplete: int
+) -> tuple[ReviewWarning, ...]:
+    """The review-wide warning that the budget stopped requests (none when it did not)."""
+    if budget is None or not budget.reached:
+        return ()
+    return (
+        ReviewWarning(
+            "budget_reached",
+            f"budget of {budget.describe()} reached after {files - incomplete} of {files} "
+            f"files: {budget.refused_requests} request(s) not sent, {incomplete} file(s) "
+            "incomplete (raise --max-tokens/--max-cost and run again: finished files are "
+            "reused from the cache)",
+        ),
+    )
+
+
+def budget_refused(records: Sequence[RequestRecord]) -> tuple[str, ...]:
+    """The files a request of which the budget refused (not sent)."""
+    return tuple(sorted({r.path for r in records if r.status == "not_sent" and r.path}))
+
+
+def usage_cost(usage: UsageTotals, model: ModelSettings) -> float | None:
+    """What `usage` cost at the model's price (cached prompt tokens at the cached rate)."""
+    info = price_of(model)
+    if info is None:
+        return None
+    cost = info.price.cost(usage.prompt_tokens, usage.completion_tokens, usage.cache_read_tokens)
+    return round(cost, 6)
 
 
 def split_dismissed(
@@ -147,7 +208,7 @@ def request_errors(records: tuple[RequestRecord, ...]) -> tuple[ReviewWarning, .
     return tuple(
         ReviewWarning(f"{record.stage}_request_failed", record.error or "failed", record.path)
         for record in records
-        if record.status == "error"
+        if record.status == "error"  # not "not_sent": the budget's refusals are no failure
     )
 
 

@@ -17,6 +17,7 @@ from reviewflow.config import ConsoleMode
 from reviewflow.findings.models import Finding
 from reviewflow.findings.silence import silenced_line
 from reviewflow.models import ReviewWarning, Severity
+from reviewflow.providers.budget import money, short_count
 from reviewflow.report.outcome import SEVERITY_ORDER, ReviewOutcome, finding_location
 from reviewflow.report.textsafe import for_terminal
 from reviewflow.report.wording import counted
@@ -127,6 +128,23 @@ def _usage_line(outcome: ReviewOutcome) -> Text:
         f"(cache read {usage.cache_read_tokens}, write {usage.cache_write_tokens}), "
         f"{outcome.duration_ms / 1000:.1f} s"
         + (f"; {counted(reused, 'answer')} reused from earlier runs" if reused else "")
+        + _estimated(outcome)
+    )
+
+
+def _estimated(outcome: ReviewOutcome) -> str:
+    """`; cost $0.0021; estimated ~6 requests, 9.2k prompt tokens, ~$0.0020` (what the
+    review expected beforehand, to compare), or "" without an estimate."""
+    estimate = outcome.estimate
+    if estimate is None:
+        return ""
+    price = estimate["price"]
+    unit = "$" if price is not None and price["currency"] == "USD" else ""
+    spent = "" if outcome.cost is None else f"; cost {unit}{money(outcome.cost)}"
+    guess = "" if estimate["cost"] is None else f", ~{unit}{money(estimate['cost'])}"
+    return (
+        f"{spent}; estimated ~{estimate['requests']:.0f} requests, "
+        f"{short_count(estimate['prompt_tokens'])} prompt tokens{guess}"
     )
 
 

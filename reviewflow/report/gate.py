@@ -16,7 +16,7 @@ from reviewflow.findings.models import Finding
 from reviewflow.models import Severity
 from reviewflow.publish.state import PriorFinding
 from reviewflow.report.artifacts import artifact_key
-from reviewflow.report.outcome import ReviewOutcome, ReviewRun
+from reviewflow.report.outcome import ReviewOutcome, ReviewRun, budget_line
 from reviewflow.report.wording import counted
 
 GATE_PASSED = "gate passed"
@@ -61,6 +61,7 @@ def incomplete_line(outcome: ReviewOutcome) -> str:
         w.message for w in outcome.warnings if w.path is not None and w.path in incomplete
     ]
     shown = "; ".join(dict.fromkeys(causes[:3])) or "see the report"
+    shown = budget_line(outcome) or shown
     count = len(incomplete)
     detail = f"{shown} ({counted(count, 'file')} incomplete)" if count else shown
     return f"review incomplete: {detail}"

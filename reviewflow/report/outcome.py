@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from reviewflow.findings.models import Dropped, Finding
 from reviewflow.models import ReviewWarning, Severity
+from reviewflow.providers.budget import BudgetState
 from reviewflow.providers.pool import UsageTotals
 from reviewflow.publish.models import PublishResult
 from reviewflow.publish.state import PriorFinding
@@ -113,6 +114,10 @@ class ReviewOutcome(_Record):
     duration_ms: int = 0
     process: tuple[RequestRecord, ...] = ()
     pull_request: PullRequestReport | None = None
+    estimate: dict[str, Any] | None = None  # the expected cost (`cost.text.estimate_record`)
+    cost: float | None = None  # the usage at the estimate's price (None without a price)
+    budget: BudgetState | None = None  # `--max-tokens` / `--max-cost`, where it stands
+    budget_files: tuple[str, ...] = ()  # incomplete: the budget refused a request of theirs
 
     def sorted_findings(self) -> list[Finding]:
         """Findings most severe first, then by path and line."""
@@ -161,6 +166,43 @@ def _dropped(item: Dropped) -> dict[str, Any]:
     return item.model_dump(mode="json", exclude_none=True)
 
 
+def incomplete_reasons(outcome: ReviewOutcome) -> list[dict[str, str]]:
+    """Each incomplete file and why: `budget`, else its first warning's code."""
+    first: dict[str, str] = {}
+    for warning in outcome.warnings:
+        if warning.path is not None:
+            first.setdefault(warning.path, warning.code)
+    return [
+        {
+            "path": path,
+            "reason": "budget" if path in outcome.budget_files else first.get(path, "incomplete"),
+        }
+        for path in outcome.incomplete_files
+    ]
+
+
+def budget_line(outcome: ReviewOutcome) -> str | None:
+    """`budget of 200k tokens reached after 31 of 40 files` (None unless it was reached)."""
+    if outcome.budget is None or not outcome.budget.reached:
+        return None
+    total = len(outcome.files)
+    done = total - len(outcome.incomplete_files)
+    return f"budget of {outcome.budget.describe()} reached after {done} of {total} files"
+
+
+def budget_record(outcome: ReviewOutcome) -> dict[str, Any] | None:
+    """The report's `budget` object (None without a budget)."""
+    if outcome.budget is None:
+        return None
+    total = len(outcome.files)
+    return {
+        **outcome.budget.model_dump(mode="json"),
+        "reached": outcome.budget.reached,
+        "files_finished": total - len(outcome.incomplete_files),
+        "files_total": total,
+    }
+
+
 def _stats(outcome: ReviewOutcome) -> dict[str, Any]:
     return {
         "files_changed": outcome.files_changed,
@@ -195,8 +237,21 @@ def build_report(outcome: ReviewOutcome) -> dict[str, Any]:
     }
     if outcome.pull_request is not None:
         report["pull_request"] = outcome.pull_request.model_dump(mode="json", exclude_none=True)
+    _add_cost(report, outcome)
     safe: dict[str, Any] = json_safe(report)
     return safe
+
+
+def _add_cost(report: dict[str, Any], outcome: ReviewOutcome) -> None:
+    """The estimate beside the usage (and the usage's cost), the budget, incomplete files."""
+    if outcome.estimate is not None:
+        report["estimate"] = outcome.estimate
+        report["usage"]["cost"] = outcome.cost
+    budget = budget_record(outcome)
+    if budget is not None:
+        report["budget"] = budget
+    if outcome.incomplete_files:
+        report["incomplete_files"] = incomplete_reasons(outcome)
 
 
 def report_json(outcome: ReviewOutcome) -> str:

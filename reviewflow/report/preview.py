@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from reviewflow import __version__
+from reviewflow.cost.text import estimate_line, estimate_table
 from reviewflow.report.textsafe import for_terminal, json_safe, terminal_text
 from reviewflow.request import ReviewRequest
 from reviewflow.rules.models import ResolvedRule
@@ -56,10 +57,14 @@ def _file_record(selected: SelectedFile) -> dict[str, Any]:
 
 
 def preview_document(
-    scope: Scope, request: ReviewRequest, sast: SastScan | None = None
+    scope: Scope,
+    request: ReviewRequest,
+    sast: SastScan | None = None,
+    estimate: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The preview as a JSON-able document (non-UTF-8 name bytes shown as `\\xNN`); with
-    `--sast`, the pre-scan and each file's results on added lines."""
+    `--sast`, the pre-scan and each file's results on added lines; with `estimate`
+    (`cost.text.estimate_record`), the review's expected cost."""
     selection = scope.selection
     doc = {
         "schema_version": PREVIEW_SCHEMA_VERSION,
@@ -83,6 +88,8 @@ def preview_document(
     }
     if sast is not None:
         _add_sast(doc, sast)
+    if estimate is not None:
+        doc["estimate"] = estimate
     safe: dict[str, Any] = json_safe(doc)
     return safe
 
@@ -147,6 +154,11 @@ def _render(doc: dict[str, Any]) -> list[str]:
         lines.extend(_sast_lines(item.get("sast", ())))
     if "sast" in doc:
         lines += ["", _sast_summary(doc["sast"])]
+    if "estimate" in doc:
+        estimate = doc["estimate"]
+        lines += ["", "Estimated cost (before any request; see README, Cost estimates):"]
+        lines += estimate_table(estimate, [for_terminal(f["path"]) for f in estimate["files"]])
+        lines += ["", estimate_line(estimate)]
     excluded = doc["excluded_files"]
     lines += ["", f"Excluded files ({len(excluded)}):"]
     paths = _padded([ex["path"] for ex in excluded])

@@ -100,7 +100,8 @@ def _run(state: _State, session: ToolSession, settings: ReviewSettings, send: Se
         response, record = send_recorded(send, request, where)
         if response is None:
             state.records.append(record)
-            state.stop("provider_error", record.error or "the model request failed")
+            code = "budget_reached" if record.status == "not_sent" else "provider_error"
+            state.stop(code, record.error or "the model request failed")
             return
         _advance(state, session, response, record)
         if state.complete is not None:

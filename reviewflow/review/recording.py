@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reviewflow.errors import ProviderError
-from reviewflow.providers.failures import attempts_of, one_line, usage_of
 from reviewflow.providers.messages import ModelRequest, ModelResponse, Usage
 from reviewflow.review.records import MAX_RECORDED_TEXT, RequestRecord, Send, Stage
 
@@ -43,6 +42,8 @@ def send_recorded(
     send: Send, request: ModelRequest, where: Where
 ) -> tuple[ModelResponse | None, RequestRecord]:
     """The answer (None when the provider failed) and the request's record."""
+    from reviewflow.providers.failures import one_line, usage_of  # see `failure_status`
+
     started = datetime.now(UTC).isoformat(timespec="milliseconds")
     clock = time.monotonic()
     common = {
@@ -57,8 +58,7 @@ def send_recorded(
     except ProviderError as err:
         record = RequestRecord(
             **common,
-            attempts=attempts_of(err) or 1,
-            status="error",
+            **failure_status(err),
             duration_ms=_elapsed(clock),
             usage=usage_of(err) or Usage(),
             error=one_line(str(err)),
@@ -73,6 +73,19 @@ def send_recorded(
         text=bounded(response.text),
     )
     return response, record
+
+
+def failure_status(error: ProviderError) -> dict[str, Any]:
+    """A failed request's `attempts` and `status`: "not_sent" (no attempt) when the review's
+    budget refused it, else "error" with the attempts it took."""
+    # Imported here, not with the module: the prompts import this module (`bounded`), and the
+    # cost estimate of `--preview` renders them without paying for the HTTP clients' import.
+    from reviewflow.providers.failures import attempts_of, not_sent
+
+    attempts = attempts_of(error)
+    if not_sent(error):
+        return {"attempts": attempts or 0, "status": "not_sent"}
+    return {"attempts": attempts or 1, "status": "error"}
 
 
 def _elapsed(clock: float) -> int:

@@ -56,7 +56,8 @@ class ToolRecord(_Record):
 class RequestRecord(_Record):
     """One model request of any stage: its outcome, timing, usage and tool calls.
 
-    `attempts` is 1 + Prefect retries; `status` "error" carries the one-line error.
+    `attempts` is 1 + Prefect retries; `status` "error" carries the one-line error;
+    "not_sent": the review's budget refused the request (no attempt, no usage; `error` says why).
     """
 
     stage: Stage
@@ -64,7 +65,7 @@ class RequestRecord(_Record):
     chunk: int | None = None
     round: int | None = None
     attempts: int = 1
-    status: Literal["ok", "error"] = "ok"
+    status: Literal["ok", "error", "not_sent"] = "ok"
     started_at: str = ""
     duration_ms: int = 0
     finish_reason: str | None = None

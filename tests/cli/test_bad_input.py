@@ -268,7 +268,7 @@ def test_config_set_refusals_name_key_value_and_accepted(
             "model: gpt-4o\n",
             "'model' in {path}: 'gpt-4o' (accepted: a section with the keys protocol, name, "
             "endpoint, api_key, timeout, api_key_block, platform, region, project, deployment, "
-            "api_version; e.g. model: {{name: ...}})",
+            "api_version, price; e.g. model: {{name: ...}})",
         ),
         (
             "review:\n  fail_on: [high, nope]\n",

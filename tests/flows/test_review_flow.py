@@ -23,6 +23,7 @@ STAGES = {
     "collect_diff",
     "select_files",
     "chunk_files",
+    "estimate_cost",
     "identify_snapshot",
     "plan",
     "tool_loop",

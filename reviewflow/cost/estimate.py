@@ -1,0 +1,276 @@
+"""What a review will cost before its first request: requests, prompt and completion tokens and
+money, per file and per stage, from the chunking plan and the real rendered prompts.
+
+Every prompt is measured with the chunker's token counter (`reviewflow.review.tokens`); what
+only the model decides is an assumption, stated here and in the README:
+
+- main stage, per chunk: the model makes `ceil(changed lines / LINES_PER_CONTEXT_CALL)` context
+  calls (at least 1, at most the file's context budget), one per round, then one more round
+  that comments and ends: calls + 1 requests. Each context call returns about one read of the
+  reviewed file (its real size, cut as `file_read` cuts it; `DEFAULT_READ_TOKENS` when the
+  size is unknown). Every round resends the conversation so far; compression and the token
+  guard are applied as the loop applies them (at 60% and 80% of `review.max_chunk_tokens`).
+- a file gets a finding with probability `min(MAX_FINDING_SHARE, changed lines /
+  LINES_PER_FINDING)`; a file with findings has `CANDIDATES_PER_FILE` candidates, is filtered
+  once and relocated with probability `RELOCATION_SHARE`.
+- `--verify`: each expected finding gets `VERIFY_QUESTIONS` questions, each answered after one
+  context call (while the verify budget lasts), then one score.
+- localization (a non-English `output.language`): one request when findings are expected.
+- completions: the per-request sizes below (tool calls and short JSON answers).
+
+Expected requests are fractional where a stage may or may not run; money is the price's input
+rate on every prompt token (an upper bound when the provider caches prompt prefixes).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from reviewflow.config import ReviewSettings
+from reviewflow.cost import prompts
+from reviewflow.cost.prices import PriceInfo
+from reviewflow.findings.localize import is_english
+from reviewflow.review.compress import TRIGGER_SHARE
+from reviewflow.review.jobs import FileJob
+from reviewflow.review.loop import GUARD_SHARE
+from reviewflow.review.session import context_budget
+from reviewflow.review.tools import MAX_OUTPUT_BYTES, MAX_READ_LINES
+
+LINES_PER_CONTEXT_CALL = 15
+DEFAULT_READ_TOKENS = 1000
+BYTES_PER_LINE = 36  # an average source line, for the read's line numbers
+LINES_PER_FINDING = 100
+MAX_FINDING_SHARE = 0.8
+CANDIDATES_PER_FILE = 2
+CANDIDATE_TOKENS = 150  # one candidate (or finding) as a later stage lists it
+RELOCATION_SHARE = 0.25
+VERIFY_QUESTIONS = 3
+COMPLETION = {  # tokens per answer
+    "plan": 250,
+    "main": 60,  # a context call
+    "main_final": 300,  # comments and task_done
+    "compress": 400,
+    "relocate": 100,
+    "filter": 20,
+    "localize": 2 * CANDIDATE_TOKENS,
+    "verify_questions": 100,
+    "verify_answer": 120,
+    "verify_score": 40,
+}
+STAGES = ("plan", "main", "compress", "relocate", "filter", "verify", "localize")
+
+
+class Figures(BaseModel):
+    """Expected requests, prompt and completion tokens (of a stage, a file or a review)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    requests: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: Figures) -> Figures:
+        return Figures(
+            requests=self.requests + other.requests,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+        )
+
+    def scaled(self, share: float) -> Figures:
+        """These figures times `share` (a stage that runs with that probability)."""
+        return Figures(
+            requests=self.requests * share,
+            prompt_tokens=round(self.prompt_tokens * share),
+            completion_tokens=round(self.completion_tokens * share),
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class FileEstimate(BaseModel):
+    """One file's expected cost, by stage."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str
+    chunks: int
+    stages: dict[str, Figures]
+
+    @property
+    def total(self) -> Figures:
+        return sum(self.stages.values(), Figures())
+
+
+class Estimate(BaseModel):
+    """A review's expected cost: per file, the review-wide stages, and the price used."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    files: tuple[FileEstimate, ...] = ()
+    review_stages: dict[str, Figures] = {}  # localization: once per review
+    price: PriceInfo | None = None
+
+    @property
+    def by_stage(self) -> dict[str, Figures]:
+        totals: dict[str, Figures] = {}
+        for part in [*(f.stages for f in self.files), self.review_stages]:
+            for stage, figures in part.items():
+                totals[stage] = totals.get(stage, Figures()) + figures
+        return {stage: totals[stage] for stage in STAGES if stage in totals}
+
+    @property
+    def total(self) -> Figures:
+        return sum(self.by_stage.values(), Figures())
+
+    def cost_of(self, figures: Figures) -> float | None:
+        """The money `figures` cost at the price (None without one)."""
+        if self.price is None:
+            return None
+        return self.price.price.cost(figures.prompt_tokens, figures.completion_tokens)
+
+    @property
+    def cost(self) -> float | None:
+        return self.cost_of(self.total)
+
+
+def read_tokens(size: int | None) -> int:
+    """What one `file_read` of a file of `size` bytes returns (cut as the tool cuts it)."""
+    if size is None:
+        return DEFAULT_READ_TOKENS
+    lines = min(MAX_READ_LINES, max(1, size // BYTES_PER_LINE))
+    shown = min(size, lines * BYTES_PER_LINE * 2, MAX_OUTPUT_BYTES)
+    return math.ceil((shown + lines * 5 + 40) / 4)
+
+
+def finding_share(job: FileJob) -> float:
+    """The probability that `job`'s file gets at least one candidate."""
+    return min(MAX_FINDING_SHARE, job.changed_lines / LINES_PER_FINDING)
+
+
+def estimate_review(
+    jobs: Sequence[FileJob],
+    sizes: Mapping[str, int | None],
+    settings: ReviewSettings,
+    language: str,
+    price: PriceInfo | None,
+) -> Estimate:
+    """The expected cost of reviewing `jobs` (`sizes`: each file's bytes in the snapshot)."""
+    files = tuple(estimate_file(job, sizes.get(job.path), settings) for job in jobs)
+    expected = sum(finding_share(job) * CANDIDATES_PER_FILE for job in jobs)
+    review_stages: dict[str, Figures] = {}
+    if not is_english(language) and expected > 0:
+        listing = max(1, round(expected)) * CANDIDATE_TOKENS
+        localize = Figures(
+            requests=1.0,
+            prompt_tokens=prompts.localize_prompt(language, listing),
+            completion_tokens=COMPLETION["localize"],
+        )
+        review_stages["localize"] = localize.scaled(min(1.0, expected))
+    return Estimate(files=files, review_stages=review_stages, price=price)
+
+
+def estimate_file(job: FileJob, size: int | None, settings: ReviewSettings) -> FileEstimate:
+    """One file's expected cost: plan, main (and compression) per chunk, relocation, filter
+    and verification."""
+    stages: dict[str, Figures] = {}
+    if job.needs_plan:
+        stages["plan"] = Figures(
+            requests=1.0,
+            prompt_tokens=prompts.plan_prompt(job),
+            completion_tokens=COMPLETION["plan"],
+        )
+    main, compress = Figures(), Figures()
+    for index in range(len(job.chunks)):
+        chunk_main, chunk_compress = chunk_session(job, index, read_tokens(size), settings)
+        main, compress = main + chunk_main, compress + chunk_compress
+    stages["main"] = main
+    if compress.requests:
+        stages["compress"] = compress
+    stages.update(findings_stages(job, size, settings))
+    return FileEstimate(path=job.path, chunks=len(job.chunks), stages=stages)
+
+
+def chunk_session(
+    job: FileJob, index: int, result_tokens: int, settings: ReviewSettings
+) -> tuple[Figures, Figures]:
+    """The main requests of one chunk session, and its compression requests."""
+    budget = context_budget(job.changed_lines, settings.max_context_tool_calls)
+    changed = max(1, job.chunks[index].changed_lines)
+    calls = min(budget, max(1, math.ceil(changed / LINES_PER_CONTEXT_CALL)))
+    rounds = min(settings.max_tool_rounds, calls + 1)
+    base = prompts.main_prompt(job, index, COMPLETION["plan"], settings.max_context_tool_calls)
+    capacity = settings.max_chunk_tokens
+    main, compress = Figures(), Figures()
+    grown = 0  # what the rounds so far added to the conversation
+    for number in range(rounds):
+        if base + grown >= TRIGGER_SHARE * capacity and grown > COMPLETION["compress"]:
+            compress += Figures(
+                requests=1.0,
+                prompt_tokens=prompts.compress_system() + grown,
+                completion_tokens=COMPLETION["compress"],
+            )
+            grown = COMPLETION["compress"]
+        if base + grown >= GUARD_SHARE * capacity:
+            break  # the token guard ends the session
+        final = number == rounds - 1
+        answer = COMPLETION["main_final" if final else "main"]
+        main += Figures(requests=1.0, prompt_tokens=base + grown, completion_tokens=answer)
+        grown += answer + (0 if final else result_tokens)
+    return main, compress
+
+
+def findings_stages(job: FileJob, size: int | None, settings: ReviewSettings) -> dict[str, Figures]:
+    """Relocation, the review filter and verification of `job`, weighted by the probability
+    that the file gets candidates."""
+    share = finding_share(job)
+    if share <= 0:
+        return {}
+    listing = CANDIDATES_PER_FILE * CANDIDATE_TOKENS
+    stages = {
+        "relocate": Figures(
+            requests=1.0,
+            prompt_tokens=prompts.relocate_prompt(job, listing),
+            completion_tokens=COMPLETION["relocate"],
+        ).scaled(share * RELOCATION_SHARE),
+        "filter": Figures(
+            requests=1.0,
+            prompt_tokens=prompts.filter_prompt(job, listing),
+            completion_tokens=COMPLETION["filter"],
+        ).scaled(share),
+    }
+    if settings.verify:
+        one = verification(job.path, read_tokens(size), settings.verify_budget)
+        stages["verify"] = one.scaled(share * CANDIDATES_PER_FILE)
+    return stages
+
+
+def verification(path: str, result_tokens: int, budget: int) -> Figures:
+    """One finding's verification: questions, answers (a context call each while the budget
+    lasts, then the answer), score."""
+    answers = VERIFY_QUESTIONS * COMPLETION["verify_answer"]
+    questions, answer, score = prompts.verify_prompts(path, CANDIDATE_TOKENS, answers)
+    total = Figures(
+        requests=2.0,
+        prompt_tokens=questions + score,
+        completion_tokens=COMPLETION["verify_questions"] + COMPLETION["verify_score"],
+    )
+    calls = min(budget, VERIFY_QUESTIONS)
+    for number in range(VERIFY_QUESTIONS):
+        if number < calls:  # a context call, then the answer with its result
+            total += Figures(
+                requests=1.0, prompt_tokens=answer, completion_tokens=COMPLETION["main"]
+            )
+            answer_prompt = answer + COMPLETION["main"] + result_tokens
+        else:
+            answer_prompt = answer
+        total += Figures(
+            requests=1.0,
+            prompt_tokens=answer_prompt,
+            completion_tokens=COMPLETION["verify_answer"],
+        )
+    return total

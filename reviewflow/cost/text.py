@@ -1,0 +1,128 @@
+"""An estimate in words and as JSON: the one line a review starts with, the preview's table,
+and the `estimate` object of the preview and of the JSON report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reviewflow.config import ModelSettings, ReviewSettings
+from reviewflow.cost.estimate import Estimate, Figures, FileEstimate
+from reviewflow.providers.budget import BudgetState, money, short_count
+
+
+def figures_record(figures: Figures, cost: float | None) -> dict[str, Any]:
+    return {
+        "requests": round(figures.requests, 1),
+        "prompt_tokens": figures.prompt_tokens,
+        "completion_tokens": figures.completion_tokens,
+        "cost": None if cost is None else round(cost, 6),
+    }
+
+
+def estimate_record(
+    estimate: Estimate, model: ModelSettings, settings: ReviewSettings
+) -> dict[str, Any]:
+    """The `estimate` object: totals, by stage, per file, the price and the budget's verdict."""
+    price = estimate.price
+    record: dict[str, Any] = {
+        **figures_record(estimate.total, estimate.cost),
+        "model": model.name,
+        "price": None
+        if price is None
+        else {
+            **price.price.model_dump(mode="json"),
+            "source": price.source,
+            "as_of": price.as_of,
+            "currency": price.currency,
+        },
+        "by_stage": {
+            stage: figures_record(figures, estimate.cost_of(figures))
+            for stage, figures in estimate.by_stage.items()
+        },
+        "files": [_file_record(item, estimate) for item in estimate.files],
+    }
+    budget = budget_verdict(estimate, settings)
+    if budget is not None:
+        record["budget"] = budget
+    return record
+
+
+def _file_record(item: FileEstimate, estimate: Estimate) -> dict[str, Any]:
+    total = item.total
+    return {
+        "path": item.path,
+        "chunks": item.chunks,
+        **figures_record(total, estimate.cost_of(total)),
+        "by_stage": {
+            stage: figures_record(figures, estimate.cost_of(figures))
+            for stage, figures in item.stages.items()
+        },
+    }
+
+
+def budget_verdict(estimate: Estimate, settings: ReviewSettings) -> dict[str, Any] | None:
+    """Whether the estimate fits the review's budget (None without one)."""
+    if settings.max_tokens is None and settings.max_cost is None:
+        return None
+    fits_tokens = settings.max_tokens is None or estimate.total.total_tokens <= settings.max_tokens
+    cost = estimate.cost
+    fits_cost = settings.max_cost is None or (cost is not None and cost <= settings.max_cost)
+    return {
+        "max_tokens": settings.max_tokens,
+        "max_cost": settings.max_cost,
+        "fits": fits_tokens and fits_cost,
+    }
+
+
+def _amount(record: dict[str, Any], value: float) -> str:
+    usd = record["price"] is not None and record["price"]["currency"] == "USD"
+    return f"${money(value)}" if usd else money(value)
+
+
+def cost_text(record: dict[str, Any]) -> str:
+    """`~$0.42 (bundled prices of 2025-08-01)`, `~0.42 (model.price)`, or why no amount."""
+    price = record["price"]
+    if price is None or record["cost"] is None:
+        return f"cost unknown (no price for model '{record['model']}': set model.price)"
+    where = "model.price" if price["source"] == "config" else f"bundled prices of {price['as_of']}"
+    return f"~{_amount(record, record['cost'])} ({where})"
+
+
+def estimate_line(record: dict[str, Any]) -> str:
+    """An `estimate` object in one line, with the budget's verdict when there is one."""
+    line = (
+        f"estimate: ~{record['requests']:.0f} requests, "
+        f"{short_count(record['prompt_tokens'])} prompt + "
+        f"{short_count(record['completion_tokens'])} completion tokens, {cost_text(record)}"
+    )
+    verdict = record.get("budget")
+    if verdict is None:
+        return line
+    limit = BudgetState(max_tokens=verdict["max_tokens"], max_cost=verdict["max_cost"]).describe()
+    if verdict["fits"]:
+        return f"{line}; fits the budget of {limit}"
+    return f"{line}; does NOT fit the budget of {limit}: the review will stop when it is spent"
+
+
+def estimate_table(record: dict[str, Any], paths: list[str]) -> list[str]:
+    """The preview's lines: one per file (`paths`: escaped and padded), then the total."""
+
+    def row(item: dict[str, Any]) -> str:
+        cost = "n/a" if item["cost"] is None else _amount(record, item["cost"])
+        return (
+            f"{item['requests']:>9.1f}  {short_count(item['prompt_tokens']):>8}  "
+            f"{short_count(item['completion_tokens']):>10}  {cost:>9}"
+        )
+
+    width = max([len("(localize)"), *(len(p) for p in paths)])
+    head = f"{'requests':>9}  {'prompt':>8}  {'completion':>10}  {'cost':>9}"
+    lines = [f"  {'file'.ljust(width)}  {head}"]
+    lines += [f"  {p.ljust(width)}  {row(f)}" for p, f in zip(paths, record["files"], strict=True)]
+    if "localize" in record["by_stage"]:  # once per review, not per file
+        lines.append(f"  {'(localize)'.ljust(width)}  {row(record['by_stage']['localize'])}")
+    lines.append(f"  {'total'.ljust(width)}  {row(record)}")
+    stages = ", ".join(
+        f"{stage} {figures['requests']:.1f}" for stage, figures in record["by_stage"].items()
+    )
+    lines.append(f"  requests by stage: {stages}")
+    return lines

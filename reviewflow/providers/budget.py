@@ -1,0 +1,161 @@
+"""A review's budget (`review.max_tokens`, `review.max_cost`), shared by every request it sends.
+
+Before a request is sent, `reserve` checks what the review has spent, plus what the requests in
+flight hold, plus what this request will send (its prompt, measured with the chunker's token
+counter, and `completion_reserve` tokens for its answer): a request that would cross a limit is
+refused with `BudgetExceeded` and never sent. Requests already in flight finish; `settle` then
+replaces their reservation with the usage their answer reported (the reservation itself when
+the provider reported none). Thread-safe: one object per review, held by its provider pool, so
+the file reviews that run concurrently draw on the same budget.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict
+
+from reviewflow.config import ModelPrice
+from reviewflow.providers.messages import ModelRequest, Usage
+
+COMPLETION_RESERVE = 256
+"""Tokens held for a request's answer while it is in flight (a tool call or a short JSON)."""
+
+
+def short_count(tokens: int) -> str:
+    """`200k`, `1.5M`, `950` — a token count as people say it."""
+    for unit, size in (("M", 1_000_000), ("k", 1_000)):
+        if tokens >= size:
+            text = f"{tokens / size:.1f}".removesuffix(".0")
+            return f"{text}{unit}"
+    return str(tokens)
+
+
+def money(amount: float) -> str:
+    """An amount with two decimals, four below 0.10 (`0.0042`)."""
+    return f"{amount:.4f}" if amount < 0.1 else f"{amount:.2f}"
+
+
+class BudgetState(BaseModel):
+    """Where a review's budget stands: its limits, what was spent, whether it stopped requests."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    spent_tokens: int = 0
+    spent_cost: float | None = None
+    refused_requests: int = 0
+
+    @property
+    def reached(self) -> bool:
+        return self.refused_requests > 0
+
+    def describe(self) -> str:
+        """`200k tokens`, `2.50 (price's currency)`, or both joined by `and`."""
+        parts = []
+        if self.max_tokens is not None:
+            parts.append(f"{short_count(self.max_tokens)} tokens")
+        if self.max_cost is not None:
+            parts.append(f"{money(self.max_cost)} in cost")
+        return " and ".join(parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    """What one request in flight holds of the budget."""
+
+    tokens: int
+    cost: float
+
+
+class Budget:
+    """The budget of one review (see the module docstring)."""
+
+    def __init__(
+        self,
+        max_tokens: int | None,
+        max_cost: float | None,
+        price: ModelPrice | None,
+        measure: Callable[[ModelRequest], int],
+        completion_reserve: int = COMPLETION_RESERVE,
+    ) -> None:
+        if max_cost is not None and price is None:
+            raise ValueError("a cost budget needs the model's price")
+        self._limits = (max_tokens, max_cost)
+        self._price = price
+        self._measure = measure
+        self._reserve = completion_reserve
+        self._lock = threading.Lock()
+        self._spent = (0, 0.0)  # tokens, cost
+        self._held = (0, 0.0)  # reserved by the requests in flight
+        self._refused = 0
+
+    def reserve(self, request: ModelRequest) -> Reservation:
+        """Hold what `request` will cost, or raise `BudgetExceeded` (nothing is held then)."""
+        return self._take(request, hold=True)
+
+    def check(self, request: ModelRequest) -> None:
+        """Raise `BudgetExceeded` if `request` would not fit now (nothing is held: `reserve`,
+        where the request is sent, decides for good). Lets a caller skip the work of sending
+        a request the budget would refuse anyway."""
+        self._take(request, hold=False)
+
+    def _take(self, request: ModelRequest, hold: bool) -> Reservation:
+        from reviewflow.providers.failures import BudgetExceeded  # (the preview: no HTTP clients)
+
+        prompt = self._measure(request)
+        wanted = Reservation(prompt + self._reserve, self._cost(prompt, self._reserve))
+        with self._lock:
+            problem = self._crossing(wanted)
+            if problem:
+                self._refused += 1
+                raise BudgetExceeded(problem)
+            if hold:
+                self._held = (self._held[0] + wanted.tokens, self._held[1] + wanted.cost)
+        return wanted
+
+    def settle(self, reservation: Reservation, usage: Usage | None) -> None:
+        """The request is done: its reservation becomes what its answer reported it used."""
+        if usage is not None and usage.total_tokens > 0:
+            tokens = usage.total_tokens
+            cost = self._cost(usage.prompt_tokens, usage.completion_tokens, usage.cache_read_tokens)
+        else:  # no usage reported (a timeout, a provider that reports none): count what we held
+            tokens, cost = reservation.tokens, reservation.cost
+        with self._lock:
+            self._held = (self._held[0] - reservation.tokens, self._held[1] - reservation.cost)
+            self._spent = (self._spent[0] + tokens, self._spent[1] + cost)
+
+    def state(self) -> BudgetState:
+        """A snapshot of the limits, what was spent and how many requests were refused."""
+        with self._lock:
+            spent, refused = self._spent, self._refused
+        return BudgetState(
+            max_tokens=self._limits[0],
+            max_cost=self._limits[1],
+            spent_tokens=spent[0],
+            spent_cost=round(spent[1], 6) if self._price is not None else None,
+            refused_requests=refused,
+        )
+
+    def _cost(self, prompt: int, completion: int, cached: int = 0) -> float:
+        return self._price.cost(prompt, completion, cached) if self._price is not None else 0.0
+
+    def _crossing(self, wanted: Reservation) -> str:
+        """Why `wanted` would cross a limit ("" when it fits); called under the lock."""
+        max_tokens, max_cost = self._limits
+        used = self._spent[0] + self._held[0]
+        if max_tokens is not None and used + wanted.tokens > max_tokens:
+            return (
+                f"budget of {short_count(max_tokens)} tokens reached: {used:,} spent or in "
+                f"flight, the next request needs about {wanted.tokens:,} more (not sent)"
+            )
+        cost = self._spent[1] + self._held[1]
+        if max_cost is not None and cost + wanted.cost > max_cost:
+            return (
+                f"budget of {money(max_cost)} in cost reached: {money(cost)} spent or in "
+                f"flight, the next request costs about {money(wanted.cost)} more (not sent)"
+            )
+        return ""

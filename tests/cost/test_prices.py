@@ -1,0 +1,58 @@
+"""Prices: config first, then the bundled table by exact name (dated variants allowed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from reviewflow.config import Config, ModelPrice, ModelSettings
+from reviewflow.cost.prices import bundled_price, bundled_table, price_of
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("gpt-4o", "gpt-4o"),
+        ("gpt-4o-2024-08-06", "gpt-4o"),
+        ("gpt-4o-mini", "gpt-4o-mini"),  # not gpt-4o's price
+        ("GPT-4o-mini-2024-07-18", "gpt-4o-mini"),
+        ("claude-sonnet-4-20250514", "claude-sonnet-4"),
+        ("claude-3-5-haiku-latest", "claude-3-5-haiku"),
+        ("anthropic/claude-sonnet-4", "claude-sonnet-4"),  # an OpenRouter name
+        ("o3-mini", "o3-mini"),
+    ],
+)
+def test_bundled_prices_by_name(name: str, key: str) -> None:
+    info = bundled_price(name)
+    assert info is not None and info.source == "bundled"
+    assert info.price == ModelPrice.model_validate(bundled_table()["models"][key])
+    assert info.as_of == bundled_table()["as_of"] and info.currency == "USD"
+
+
+@pytest.mark.parametrize("name", ["llama3.1:8b", "claude-opus-4-5", "gpt-4o-turbo", "gpt-5o"])
+def test_an_unknown_model_has_no_price_rather_than_a_neighbours(name: str) -> None:
+    assert bundled_price(name) is None
+
+
+def test_config_price_wins_and_cached_tokens_cost_the_cached_rate() -> None:
+    price = ModelPrice(input=3.0, cached_input=0.3, output=15.0)
+    info = price_of(ModelSettings(name="gpt-4o", price=price))
+    assert info is not None and info.source == "config" and info.price == price
+    assert price.cost(1_000_000, 0) == pytest.approx(3.0)
+    assert price.cost(1_000_000, 100_000, cached=500_000) == pytest.approx(1.5 + 0.15 + 1.5)
+    no_cache_rate = ModelPrice(input=1.0, output=2.0)
+    assert no_cache_rate.cost(1_000_000, 0, cached=1_000_000) == pytest.approx(1.0)
+
+
+def test_model_price_and_budget_in_config() -> None:
+    config = Config.model_validate(
+        {
+            "model": {"price": {"input": 1, "output": 4}},
+            "review": {"max_tokens": "1.5M", "max_cost": 2.5},
+        }
+    )
+    assert config.model.price == ModelPrice(input=1.0, output=4.0)
+    assert (config.review.max_tokens, config.review.max_cost) == (1_500_000, 2.5)
+    assert "max_tokens" not in config.review.cache_identity()  # a budget never changes answers
+    for bad in ({"max_tokens": "lots"}, {"max_tokens": 10}, {"max_cost": 0}):
+        with pytest.raises(ValueError):
+            Config.model_validate({"review": bad})
