@@ -73,6 +73,9 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
         as_is(change), as_is(request), config.review.max_file_bytes, config.review.instructions
     )
     dismissed = load_dismissals(scope.change.repo_root, scope.trusted_ref, request.home)
+    if request.pull_request is not None:  # nor does a carried finding dismissed in the file
+        context = request.pull_request.with_dismissed(dismissed.reasons())
+        request = request.model_copy(update={"pull_request": context})
     refresh_sast = request.no_cache and not request.sast_prescanned
     sast = (
         sast_prescan(as_is(scope), as_is(config.review), request.home, refresh_sast)

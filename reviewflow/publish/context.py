@@ -7,7 +7,7 @@ dismissed findings and the gate sees the request's open findings carried from ea
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
@@ -45,6 +45,16 @@ class PullRequestContext(BaseModel):
     rereviewed: tuple[str, ...] = ()  # earlier open findings whose lines this run reviews again
     renames: dict[str, str] = {}  # new path -> old path, for the request's renamed files
     run_url: str | None = None  # a deployed run's flow run, for the summary's link
+
+    def with_dismissed(self, extra: Mapping[str, str]) -> PullRequestContext:
+        """This request with more dismissed fingerprints (why each): the repository's or the
+        home's dismissals file. A carried finding dismissed there no longer counts."""
+        if not extra:
+            return self
+        carried = tuple(f for f in self.carried if f.fingerprint not in extra)
+        return self.model_copy(
+            update={"dismissed": {**self.dismissed, **extra}, "carried": carried}
+        )
 
     @property
     def from_ref(self) -> str:

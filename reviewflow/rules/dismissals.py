@@ -65,6 +65,10 @@ class Dismissed(BaseModel):
     entries: dict[str, Dismissal] = Field(default_factory=dict)
     sources: dict[str, str] = Field(default_factory=dict)  # fingerprint -> file, in words
 
+    def reasons(self) -> dict[str, str]:
+        """Every dismissed fingerprint and its `detail`."""
+        return {fingerprint: self.detail(fingerprint) for fingerprint in self.entries}
+
     def detail(self, fingerprint: str) -> str:
         """`dropped[].detail` of a dismissed finding: where, by whom, when, why."""
         entry = self.entries[fingerprint]

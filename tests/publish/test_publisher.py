@@ -170,3 +170,19 @@ def test_a_file_whose_review_did_not_finish_keeps_its_threads_open() -> None:
     result = publish(platform, context(), failed)
     assert result.resolved == 1 and not platform.thread_of(B.fingerprint).resolved
     assert {f.fingerprint for f in _state(platform).findings} == {B.fingerprint}
+
+
+def test_a_carried_finding_dismissed_in_the_dismissals_file_no_longer_counts() -> None:
+    platform = MemoryPlatform()
+    publish(platform, context(), _outcome(A, B))
+    incremental = context(
+        scope=ReviewScope.INCREMENTAL,
+        previous_head="h" * 40,
+        head="n" * 40,
+        carried=(PriorFinding.of(A), PriorFinding.of(B)),
+    ).with_dismissed({A.fingerprint: "dismissed in .reviewflow/dismissed.json: a test fixture"})
+    assert [f.fingerprint for f in incremental.carried] == [B.fingerprint]  # the gate's view
+    publish(platform, incremental, _outcome(files=()))
+    assert {f.fingerprint for f in _state(platform).findings} == {B.fingerprint}
+    assert not platform.thread_of(A.fingerprint).resolved  # dismissed, not fixed
+    assert context().with_dismissed({}) == context()
