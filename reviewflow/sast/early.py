@@ -19,7 +19,7 @@ import time
 from types import TracebackType
 
 from reviewflow.config import ReviewSettings
-from reviewflow.errors import SastError
+from reviewflow.errors import ReviewError
 from reviewflow.sast.cache import SastCache
 from reviewflow.sast.scan import prepare, scan_locked, verify_semgrep
 from reviewflow.select.scope import Scope
@@ -35,7 +35,7 @@ class EarlyScan:
         prepared = prepare(settings, scope)  # semgrep missing, bad rules: SastError here, at once
         cache = SastCache(home, refresh)
         verify_semgrep(prepared[0], cache)  # another version, too (remembered once it passed)
-        self.error: SastError | None = None
+        self.error: ReviewError | None = None
         self._guard = threading.Lock()
         self._processes: list[subprocess.Popen[bytes]] = []
         self._stopped = False
@@ -44,7 +44,7 @@ class EarlyScan:
         def scan() -> None:
             try:
                 scan_locked(scope, settings, prepared, cache, started, watch=self._watch)
-            except SastError as err:  # the flow's stage meets it again and fails the review
+            except ReviewError as err:  # the flow's stage meets it again and fails the review
                 self.error = err
             finally:
                 if handle is not None:
