@@ -41,7 +41,9 @@ from reviewflow.report.assemble import review_outcome
 from reviewflow.report.outcome import ReviewRun
 from reviewflow.request import ReviewRequest
 from reviewflow.review.jobs import snapshot_of
+from reviewflow.sast.models import SastScan
 from reviewflow.select.reviewed import ReviewedFiles
+from reviewflow.select.scope import Scope
 from tasks.caching import as_is, stage_options, unquoted
 from tasks.chunk import chunk_files
 from tasks.diff import collect_diff, identify_snapshot
@@ -76,12 +78,7 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
     if request.pull_request is not None:  # nor does a carried finding dismissed in the file
         context = request.pull_request.with_dismissed(dismissed.reasons())
         request = request.model_copy(update={"pull_request": context})
-    refresh_sast = request.no_cache and not request.sast_prescanned
-    sast = (
-        sast_prescan(as_is(scope), as_is(config.review), request.home, refresh_sast)
-        if config.review.sast
-        else None
-    )
+    sast = _prescan(scope, config, request) if config.review.sast else None
     jobs = chunk_files(as_is(scope), as_is(config.review), config.output.language, as_is(sast))
     options = stage_options(request.home, request.no_cache)
     snapshot = (snapshot_of(scope), identify_snapshot(as_is(change)))
@@ -126,6 +123,13 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
         run = _publish(run, request.pull_request)
     # As is: Prefect would otherwise walk the whole outcome at the flow's end looking for futures.
     return as_is(run)
+
+
+def _prescan(scope: Scope, config: Config, request: ReviewRequest) -> SastScan:
+    """The SAST results (`--sast`): the CLI's early scan's, read from the cache even with
+    `--no-cache` (it ran for this review), else this stage's own scan."""
+    refresh = request.no_cache and not request.sast_prescanned
+    return sast_prescan(as_is(scope), as_is(config.review), request.home, refresh)
 
 
 def _publish(run: ReviewRun, context: PullRequestContext) -> ReviewRun:
