@@ -234,12 +234,12 @@ def findings_stages(job: FileJob, size: int | None, settings: ReviewSettings) ->
     stages = {
         "relocate": Figures(
             requests=1.0,
-            prompt_tokens=prompts.relocate_prompt(job, listing),
+            prompt_tokens=prompts.listing_prompt("relocate", job, listing),
             completion_tokens=COMPLETION["relocate"],
         ).scaled(share * RELOCATION_SHARE),
         "filter": Figures(
             requests=1.0,
-            prompt_tokens=prompts.filter_prompt(job, listing),
+            prompt_tokens=prompts.listing_prompt("filter", job, listing),
             completion_tokens=COMPLETION["filter"],
         ).scaled(share),
     }

@@ -8,6 +8,7 @@ filter lists, a finding being verified), a stand-in of the expected size takes i
 from __future__ import annotations
 
 from reviewflow.findings.answers import PROMPTS as FINDINGS_PROMPTS
+from reviewflow.findings.answers import listing_prompts
 from reviewflow.findings.filter import FILTER_FORMAT
 from reviewflow.findings.localize import LOCALIZE_FORMAT
 from reviewflow.findings.relocate import RELOCATION_FORMAT
@@ -49,32 +50,15 @@ def compress_system() -> int:
     return estimate_tokens(templates.system("compress"))
 
 
-def _diff(job: FileJob) -> str:
-    return "\n".join(chunk.text for chunk in job.chunks)
+LISTING_FORMATS = {"relocate": RELOCATION_FORMAT, "filter": FILTER_FORMAT}
 
 
-def relocate_prompt(job: FileJob, listing_tokens: int) -> int:
-    """A relocation request for `job` with candidates listed in `listing_tokens`."""
-    system = render(FINDINGS_PROMPTS, "relocate_system.j2", form=RELOCATION_FORMAT)
-    user = render(
-        FINDINGS_PROMPTS,
-        "relocate_user.j2",
-        path=job.path,
-        diff=_diff(job),
-        candidates=stand_in(listing_tokens),
-    )
-    return estimate_tokens(system) + estimate_tokens(user)
-
-
-def filter_prompt(job: FileJob, listing_tokens: int) -> int:
-    """A review-filter request for `job` with placed candidates listed in `listing_tokens`."""
-    system = render(FINDINGS_PROMPTS, "filter_system.j2", form=FILTER_FORMAT)
-    user = render(
-        FINDINGS_PROMPTS,
-        "filter_user.j2",
-        path=job.path,
-        diff=_diff(job),
-        candidates=stand_in(listing_tokens),
+def listing_prompt(stage: str, job: FileJob, listing_tokens: int) -> int:
+    """A relocation or review-filter request (`stage`) for `job`, with candidates listed in
+    `listing_tokens`."""
+    diff = "\n".join(chunk.text for chunk in job.chunks)
+    system, user = listing_prompts(
+        stage, LISTING_FORMATS[stage], job.path, diff, stand_in(listing_tokens)
     )
     return estimate_tokens(system) + estimate_tokens(user)
 

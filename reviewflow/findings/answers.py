@@ -34,6 +34,14 @@ COMMON_WRAPPERS = ("items", "results", "data")
 T = TypeVar("T")
 
 
+def listing_prompts(stage: str, form: str, path: str, diff: str, listing: str) -> tuple[str, str]:
+    """The system and user prompts of a tool-free stage over one file's diff and a listing of
+    its candidates (`relocate`, `filter`): `<stage>_system.j2` and `<stage>_user.j2`."""
+    system = render(PROMPTS, f"{stage}_system.j2", form=form)
+    user = render(PROMPTS, f"{stage}_user.j2", path=path, diff=diff, candidates=listing)
+    return system, user
+
+
 class AnswerError(ValueError):
     """A model answer that is not the JSON its stage asked for (the message says why)."""
 

@@ -5,12 +5,18 @@ from __future__ import annotations
 import json
 from collections.abc import Collection
 
-from reviewflow.findings.answers import PROMPTS, AnswerError, Question, ask, parse_array, text_field
+from reviewflow.findings.answers import (
+    AnswerError,
+    Question,
+    ask,
+    listing_prompts,
+    parse_array,
+    text_field,
+)
 from reviewflow.findings.models import DropReason, FileFindings, PlacedCandidate
 from reviewflow.findings.normalize import dropped
 from reviewflow.findings.relocate import diff_text
 from reviewflow.git.models import FileDiff
-from reviewflow.prompts import render
 from reviewflow.review.records import Send
 
 FILTER_FORMAT = '["c-1"]'
@@ -22,17 +28,14 @@ def filter_file(file: FileDiff, found: FileFindings, send: Send) -> FileFindings
     failure or an unusable answer keep every candidate and mark the file incomplete."""
     if not found.placed:
         return found
+    system, user = listing_prompts(
+        "filter", FILTER_FORMAT, file.path, diff_text(file), _listing(found.placed)
+    )
     question = Question(
         stage="filter",
         path=file.path,
-        system=render(PROMPTS, "filter_system.j2", form=FILTER_FORMAT),
-        user=render(
-            PROMPTS,
-            "filter_user.j2",
-            path=file.path,
-            diff=diff_text(file),
-            candidates=_listing(found.placed),
-        ),
+        system=system,
+        user=user,
         answer_format=FILTER_FORMAT,
         warning_code="review_filter_failed",
         what=f"review filter for {file.path}",

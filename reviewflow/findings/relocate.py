@@ -7,11 +7,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reviewflow.findings.answers import (
-    PROMPTS,
     AnswerError,
     Asked,
     Question,
     ask,
+    listing_prompts,
     parse_array,
     text_field,
 )
@@ -38,7 +38,6 @@ from reviewflow.findings.placement import (
 )
 from reviewflow.git.models import FileDiff
 from reviewflow.models import Candidate
-from reviewflow.prompts import render
 from reviewflow.review.records import Send
 
 RELOCATION_FORMAT = '[{"id": "c-0", "existing_code": "<exact code lines>"}]'
@@ -109,17 +108,14 @@ def _relocate(
 ) -> tuple[Asked[dict[str, str]], list[PlacedCandidate], list[Dropped]]:
     """Step 3: one tool-free Relocation request for the pending candidates, its answer placed
     by the same lookup as the candidates' own code."""
+    system, user = listing_prompts(
+        "relocate", RELOCATION_FORMAT, file.path, diff_text(file), _listing(pending)
+    )
     question = Question(
         stage="relocate",
         path=file.path,
-        system=render(PROMPTS, "relocate_system.j2", form=RELOCATION_FORMAT),
-        user=render(
-            PROMPTS,
-            "relocate_user.j2",
-            path=file.path,
-            diff=diff_text(file),
-            candidates=_listing(pending),
-        ),
+        system=system,
+        user=user,
         answer_format=RELOCATION_FORMAT,
         warning_code="relocation_failed",
         what=f"relocation for {file.path}",
