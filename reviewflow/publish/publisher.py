@@ -44,8 +44,9 @@ def publish(
     resolved = {ours(t) for t in gone}
     open_findings = _open_findings(state, context, outcome, current, resolved | set(dismissed))
     activity = _activity(len(fresh) - len(skipped), len(resolved), dismissed, skipped)
+    inline_only = _inline_only(open_threads, open_findings, resolved | set(dismissed))
     note = summary_note(state.notes)
-    body = render_summary(context, outcome, open_findings, activity, skipped)
+    body = render_summary(context, outcome, open_findings, activity, skipped, inline_only)
     client.write_note(note, body)
     return PublishResult(
         url=state.info.web_url,
@@ -109,6 +110,15 @@ def _open_findings(
             continue  # looked at again and not reported: fixed
         out[fingerprint] = finding
     return list(out.values())
+
+
+def _inline_only(
+    open_threads: Sequence[Thread], open_findings: Sequence[PriorFinding], closed: set[str | None]
+) -> int:
+    """Open inline threads of findings the summary's state does not hold (beyond its cap in an
+    earlier run): they stay open, tracked by their inline comments alone."""
+    known = {f.fingerprint for f in open_findings} | closed
+    return len({ours(t) for t in open_threads} - known - {None})
 
 
 def _activity(

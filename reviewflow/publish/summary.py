@@ -89,8 +89,10 @@ def render_summary(
     open_findings: Sequence[PriorFinding],
     activity: Sequence[str],
     unplaced: set[str],
+    inline_only: int = 0,
 ) -> str:
-    """The summary's Markdown, its state marker first."""
+    """The summary's Markdown, its state marker first. `inline_only`: open findings known only
+    by their inline threads (beyond the state's cap in an earlier run)."""
     current = {f.fingerprint for f in outcome.findings}
     usage = outcome.usage
     excluded = [safe_inline(f"{e.path}: {e.reason}") for e in outcome.excluded[:MAX_EXCLUDED]]
@@ -107,6 +109,7 @@ def render_summary(
         rows=_rows(open_findings, current, unplaced),
         more=max(0, len(open_findings) - MAX_ROWS),
         activity=activity,
+        capped=_capped(len(open_findings), inline_only),
         head=context.head[:12],
         scope=_scope(context),
         files_reviewed=len(outcome.files),
@@ -118,6 +121,18 @@ def render_summary(
         ),
         run_url=context.run_url,
         version=__version__,
+    )
+
+
+def _capped(known: int, inline_only: int) -> str:
+    """The visible line saying the hidden state keeps only `MAX_REMEMBERED` findings."""
+    total = known + inline_only
+    if total <= MAX_REMEMBERED:
+        return ""
+    kept = min(known, MAX_REMEMBERED)
+    return (
+        f"Showing state for {kept} of {total} open findings; the rest are tracked by their"
+        " inline comments (dismiss or resolve them there)."
     )
 
 

@@ -11,7 +11,13 @@ from reviewflow.publish.markers import RESOLVED, finding_fingerprint, summary_st
 from reviewflow.publish.publisher import publish
 from reviewflow.publish.state import PriorFinding
 from reviewflow.report.outcome import ReviewedFile, ReviewOutcome
-from tests.publish.memory import MemoryPlatform, context, finding
+from tests.publish.memory import (
+    MemoryPlatform,
+    context,
+    finding,
+    many_findings,
+    outcome_of,
+)
 from tests.report.samples import make_outcome
 
 A = finding("app/a.py", 3, "x = eval(data)", title="eval of input")
@@ -186,3 +192,33 @@ def test_a_carried_finding_dismissed_in_the_dismissals_file_no_longer_counts() -
     assert {f.fingerprint for f in _state(platform).findings} == {B.fingerprint}
     assert not platform.thread_of(A.fingerprint).resolved  # dismissed, not fixed
     assert context().with_dismissed({}) == context()
+
+
+def test_beyond_the_state_cap_the_summary_says_so_and_nothing_is_lost_or_posted_again() -> None:
+    findings = many_findings(523)
+    platform = MemoryPlatform(commentable={f.path: set(range(1, 600)) for f in findings})
+    publish(platform, context(), outcome_of(findings))
+    assert len(platform.threads) == 523 and len(_state(platform).findings) == 400
+    capped = "Showing state for 400 of 523 open findings; the rest are tracked by their inline"
+    assert capped in platform.notes[0].body
+    kept = {f.fingerprint for f in _state(platform).findings}
+    beyond = [f for f in findings if f.fingerprint not in kept]
+    dismissed, open_beyond = beyond[0], beyond[1]
+    platform.update(
+        platform.thread_of(dismissed.fingerprint).id, "reviewflow: dismiss not a bug", "alice"
+    )
+    incremental = context(
+        scope=ReviewScope.INCREMENTAL,
+        previous_head="h" * 40,
+        head="n" * 40,
+        carried=_state(platform).findings,
+    )
+    posts = len(platform.posts)
+    result = publish(platform, incremental, outcome_of([]).model_copy(update={"files": ()}))
+    assert result.posted == 0 and len(platform.posts) == posts
+    assert "Showing state for 400 of 522 open findings" in platform.notes[0].body
+    assert not platform.thread_of(open_beyond.fingerprint).resolved
+    rerun = publish(platform, context(head="n" * 40), outcome_of(findings))
+    assert (rerun.posted, rerun.dismissed, rerun.already_posted) == (0, 1, 522)
+    assert len(platform.posts) == posts
+    assert dismissed.fingerprint not in {f.fingerprint for f in _state(platform).findings}
