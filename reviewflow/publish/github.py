@@ -53,7 +53,10 @@ query($owner: String!, $name: String!, $number: Int!, $cursor: String) {
           isResolved
           resolvedBy { login }
           path
-          comments(first: 100) { nodes { databaseId body author { login } } }
+          comments(first: 100) {
+            nodes { databaseId body author { login } }
+            pageInfo { hasNextPage endCursor }
+          }
         }
         pageInfo { hasNextPage endCursor }
       }
@@ -61,6 +64,20 @@ query($owner: String!, $name: String!, $number: Int!, $cursor: String) {
   }
 }
 """
+
+THREAD_COMMENTS_QUERY = """
+query($thread: ID!, $cursor: String) {
+  node(id: $thread) {
+    ... on PullRequestReviewThread {
+      comments(first: 100, after: $cursor) {
+        nodes { databaseId body author { login } }
+        pageInfo { hasNextPage endCursor }
+      }
+    }
+  }
+}
+"""
+"""A thread's comments after its first 100 (a dismissal reply may be the 150th)."""
 
 REPLY_AND_RESOLVE = """
 mutation($thread: ID!, $body: String!) {
@@ -179,8 +196,19 @@ class GitHubClient:
         with self._guard(Action.READ_THREADS):
             for page in self._gh.graphql.paginate(THREADS_QUERY, variables):
                 connection = page["repository"]["pullRequest"]["reviewThreads"]
-                threads += [_thread(node) for node in connection["nodes"]]
+                threads += [_thread(node, self._rest_of(node)) for node in connection["nodes"]]
         return tuple(threads)
+
+    def _rest_of(self, node: dict[str, Any]) -> list[dict[str, Any]]:
+        """A thread's comments beyond the page its listing gave, one request a page."""
+        info = node["comments"].get("pageInfo") or {}
+        if not info.get("hasNextPage"):
+            return []
+        variables = {"thread": node["id"], "cursor": info.get("endCursor")}
+        rest: list[dict[str, Any]] = []
+        for page in self._gh.graphql.paginate(THREAD_COMMENTS_QUERY, variables):
+            rest += page["node"]["comments"]["nodes"]
+        return rest
 
     def _read_notes(self) -> tuple[SummaryNote, ...]:
         with self._guard(Action.READ_NOTES):
@@ -227,14 +255,14 @@ def _review_comment(comment: NewComment) -> ReviewCommentItem:
     return item
 
 
-def _thread(node: dict[str, Any]) -> Thread:
+def _thread(node: dict[str, Any], more: Sequence[dict[str, Any]] = ()) -> Thread:
     comments = tuple(
         PostedComment(
             id="" if c.get("databaseId") is None else str(c["databaseId"]),
             body=c.get("body") or "",
             author=_login(c.get("author")),
         )
-        for c in node["comments"]["nodes"]
+        for c in [*node["comments"]["nodes"], *more]
     )
     return Thread(
         id=node["id"],

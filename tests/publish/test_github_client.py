@@ -14,8 +14,10 @@ from reviewflow.errors import (
     PublishSetupError,
     TransientPublishError,
 )
+from reviewflow.publish.context import dismissed_in
 from reviewflow.publish.github import GitHubClient
 from reviewflow.publish.github_failures import TOKEN_REFUSED
+from reviewflow.publish.markers import finding_marker
 from reviewflow.publish.models import NewComment, RequestRef, SummaryNote
 from tests.publish.fake_github import BOT, HEAD_SHA, REPO, TOKEN, FakeGitHub
 
@@ -365,3 +367,21 @@ def test_calls_count_every_request_exactly(gh: FakeGitHub, client: GitHubClient)
     client.resolve(client.read().threads[0], "fixed")
 
     assert client.calls == len(gh.requests) == 3 + 3 + 2 + 3 + 1
+
+
+def test_a_thread_of_more_than_100_comments_is_read_through_every_page(
+    gh: FakeGitHub, client: GitHubClient
+) -> None:
+    marked = comment(1, 5).model_copy(update={"body": finding_marker("a" * 64) + "\nfinding 1"})
+    client.post(client.read().info, [marked, comment(2, 6)])
+    long_thread = gh.threads(7)[0].id
+    for n in range(130):
+        gh.person_replies(long_thread, f"chatter {n}", "alice")
+    gh.person_replies(long_thread, "reviewflow: dismiss not a bug", "bob")
+
+    threads = {t.id: t for t in client.read().threads}
+    comments = threads[long_thread].comments
+    assert len(comments) == 132 and comments[-1].body == "reviewflow: dismiss not a bug"
+    assert [c.body for c in comments[1:131]] == [f"chatter {n}" for n in range(130)]
+    assert comments[0].body == marked.body and len(threads[gh.threads(7)[1].id].comments) == 1
+    assert dismissed_in(threads.values()) == {"a" * 64: "dismissed by @bob: not a bug"}

@@ -2,7 +2,8 @@
 
 An answer holds exactly the fields the document selected (as GitHub's does); a field the schema
 here lacks is an `undefinedField` error. Supported: `repository { pullRequest { reviewThreads {
-nodes { comments } pageInfo } } }`, and the mutations `resolveReviewThread`,
+nodes { comments } pageInfo } } }`, `node(id:)` of a review thread
+(with inline fragments `... on Type`), and the mutations `resolveReviewThread`,
 `unresolveReviewThread` and `addPullRequestReviewThreadReply`.
 """
 
@@ -95,6 +96,10 @@ class _Parser:
         return fields
 
     def field(self) -> Field:
+        if self.peek() == "...":  # an inline fragment: `... on Type { fields }`
+            self.take()
+            self.take("on")
+            return Field("...", self.take(), selections=self.selection_set())
         name = alias = self.take()
         if self.peek() == ":":
             self.take()
@@ -159,6 +164,10 @@ class _Run:
     ) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for sel in selections:
+            if sel.name == "...":  # applies only to an object of its type
+                if sel.alias == typename:
+                    out.update(self.select(obj, sel.selections, typename, path))
+                continue
             if sel.name not in obj:
                 raise SchemaError(f"Field '{sel.name}' doesn't exist on type '{typename}'")
             here = [*path, sel.alias]
@@ -272,7 +281,10 @@ def query_root(store: Store) -> Obj:
             "reviewThreads": lambda a: connection(threads, a, "reviewThreads"),
         }
 
-    return {"repository": repository}
+    def node(args: dict[str, Any]) -> tuple[str, Obj]:
+        return _thread(store.thread(str(args.get("id"))))
+
+    return {"repository": repository, "node": node}
 
 
 def mutation_root(store: Store, user: User) -> Obj:
