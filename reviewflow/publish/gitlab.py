@@ -9,9 +9,10 @@ every note of the merge request. A top-level note is any note neither in a diff 
 system note; not only a discussion's single `individual_note` (a reply to the summary note turns
 it into a thread, which must not hide it).
 
-A multi-line finding is posted at its last line (`new_line = end_line`, as GitHub anchors a
-range): GitLab's `line_range` needs each end's `line_code`, which needs the old-side line
-numbers of the diff, and a comment records only new-side lines.
+A multi-line finding is posted at its last line (`new_line = end_line`) with a `line_range`
+from its first: each end's `line_code` needs the old-side numbers, read from the merge request's
+diff (once, and only when a comment spans lines; `gitlab_lines.py`). A range whose ends are not
+both lines of the diff is left out: the comment then sits on its last line alone.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from reviewflow.errors import (
     PublishSetupError,
     TransientPublishError,
 )
+from reviewflow.publish.gitlab_lines import DiffLines, files_lines, line_range
 from reviewflow.publish.models import (
     NewComment,
     PostedComment,
@@ -131,8 +133,10 @@ class GitLabClient:
     def post(self, info: RequestInfo, comments: Sequence[NewComment]) -> list[str]:
         """One discussion per comment; the fingerprints of those GitLab refused for position."""
         skipped: list[str] = []
+        ranged = any(c.start_line < c.end_line for c in comments)
+        lines = self._diff_lines() if ranged else {}
         for comment in comments:
-            if not self._discussion(info, comment):
+            if not self._discussion(info, comment, lines.get(comment.path, {})):
                 skipped.append(comment.fingerprint)
         return skipped
 
@@ -152,9 +156,16 @@ class GitLabClient:
             else:
                 self._mr.notes.update(note.id, {"body": body}, **_ONCE)
 
-    def _discussion(self, info: RequestInfo, comment: NewComment) -> bool:
+    def _diff_lines(self) -> dict[str, DiffLines]:
+        """The merge request's changed files, their new-side lines with old-side positions."""
+        path = f"{self._mrs.path}/{self._ref.number}/diffs"
+        with self._translated("reading the merge request's diff", reading=True):
+            pages = self._gl.http_list(path, get_all=True, per_page=self._per_page, **_ONCE)
+        return files_lines(d for d in pages if isinstance(d, dict))
+
+    def _discussion(self, info: RequestInfo, comment: NewComment, lines: DiffLines) -> bool:
         """Start `comment`'s discussion: False when GitLab refuses its position."""
-        position = {
+        position: dict[str, Any] = {
             "position_type": "text",
             "base_sha": info.base_sha,
             "start_sha": info.start_sha,
@@ -163,6 +174,9 @@ class GitLabClient:
             "old_path": comment.old_path or comment.path,
             "new_line": comment.end_line,
         }
+        span = line_range(comment, lines)
+        if span is not None:
+            position["line_range"] = span
         with self._translated(f"posting a comment on {comment.path}"):
             try:
                 self._mr.discussions.create({"body": comment.body, "position": position}, **_ONCE)

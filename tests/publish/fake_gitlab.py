@@ -10,14 +10,16 @@
 Serves what `reviewflow.publish.gitlab.GitLabClient` calls, under `{prefix}/api/v4/projects/
 :id/merge_requests/:iid` (`:id` a numeric ID or the URL-encoded path): the merge request (GET);
 its discussions (GET, paginated; POST), a discussion (PUT `resolved`), a discussion's notes
-(POST); its notes (GET, paginated, newest first; POST), a note (PUT). Every request is recorded
-under one of those kinds (`KINDS`; "unknown" for anything else). Enforced as GitLab does: 401
-for a missing or unknown `PRIVATE-TOKEN`, 404 for an unknown project or merge request, 403 for a
-write with a read-only token or an edit of someone else's note, 400 for a position that names no
-line of the current diff (`LINE_CODE_REFUSED`). Pagination: `page`, `per_page` (default 20,
-at most 100), `X-*` headers and `Link` as GitLab sends them. Scripted failures (`fail`,
-`rate_limit`) come before everything else; a `{token}` in their body is replaced by the token the
-request carried, so tests can prove the client keeps it out of its messages.
+(POST); its notes (GET, paginated, newest first; POST), a note (PUT); its diff (GET `diffs`,
+paginated). Every request is recorded under one of those kinds (`KINDS`; "unknown" for
+anything else). Enforced as GitLab does: 401 for a missing or unknown `PRIVATE-TOKEN`, 404 for
+an unknown project or merge request, 403 for a write with a read-only token or an edit of
+someone else's note, 400 for a position that names no line of the current diff, or a
+`line_range` whose ends' `line_code`s are not the diff's (`LINE_CODE_REFUSED`). Pagination:
+`page`, `per_page` (default 20, at most 100), `X-*` headers and `Link` as GitLab sends them.
+Scripted failures (`fail`, `rate_limit`) come before everything else; a `{token}` in their body
+is replaced by the token the request carried, so tests can prove the client keeps it out of
+its messages.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ _KINDS = {
     ("PUT", 2, "discussions"): "resolve_discussion",
     ("POST", 3, "discussions"): "reply",
     ("GET", 1, "notes"): "list_notes",
+    ("GET", 1, "diffs"): "list_diffs",
     ("POST", 1, "notes"): "create_note",
     ("PUT", 2, "notes"): "edit_note",
 }
@@ -221,6 +224,8 @@ class FakeGitLab(GitLabState):
             case "list_notes":
                 notes = sorted(self.all_notes(mr), key=lambda n: n["id"], reverse=True)
                 return self._page(notes, request)
+            case "list_diffs":
+                return self._page(self.diff_json(mr), request)
             case "create_note":
                 return 201, self.create_note(mr, user, data), {}
             case _:

@@ -45,6 +45,7 @@ class MergeRequest:
     head_sha: str
     commentable: dict[str, set[int]]  # new path -> new-side lines a position may name
     renamed: dict[str, str]  # new path -> old path
+    diffs: dict[str, str] = field(default_factory=dict)  # new path -> its diff's hunks
     discussions: list[Json] = field(default_factory=list)
     version: int = 1
 
@@ -84,10 +85,14 @@ class GitLabState:
         author: str = "alice",
         source_branch: str = "feature",
         target_branch: str = "main",
+        diffs: Mapping[str, str] | None = None,
     ) -> MergeRequest:
         """Merge request !`iid` of project `project` (a path; created, with `project_id` or
-        the next ID, unless known)."""
+        the next ID, unless known). `diffs`: new path -> its unified diff's hunks, which then
+        decide the commentable lines; without, each commentable line is an added one."""
         with self.lock:
+            if diffs:
+                commentable = {p: set(_walk(d)) for p, d in diffs.items()}
             pid = self._paths.setdefault(project, project_id or next(self._ids))
             mr = MergeRequest(
                 id=next(self._ids),
@@ -103,6 +108,7 @@ class GitLabState:
                 head_sha=head_sha,
                 commentable={p: set(lines) for p, lines in (commentable or {}).items()},
                 renamed=dict(renamed or {}),
+                diffs=dict(diffs or {}),
             )
             self._mrs[(pid, iid)] = mr
             return mr
@@ -125,6 +131,7 @@ class GitLabState:
             mr.head_sha, mr.start_sha, mr.base_sha = head_sha, start_sha, base_sha
             mr.commentable = {p: set(lines) for p, lines in commentable.items()}
             mr.renamed = dict(renamed or {})
+            mr.diffs = {}
             mr.version += 1
             added = self._note(mr, mr.author, f"added 1 commit\n\n* {head_sha[:8]}")
             self._start(mr, {**added, "system": True})
@@ -223,6 +230,23 @@ class GitLabState:
                 "updated_at": _stamp(0),
             }
 
+    def diff_json(self, mr: MergeRequest) -> list[Json]:
+        """`GET .../diffs`: one entry per changed file, as GitLab answers."""
+        with self.lock:
+            return [
+                {
+                    "old_path": mr.renamed.get(path, path),
+                    "new_path": path,
+                    "a_mode": "100644",
+                    "b_mode": "100644",
+                    "new_file": False,
+                    "renamed_file": path in mr.renamed,
+                    "deleted_file": False,
+                    "diff": mr.diffs.get(path) or _added_hunks(lines),
+                }
+                for path, lines in sorted(mr.commentable.items())
+            ]
+
     def create_discussion(self, mr: MergeRequest, username: str, data: Json) -> Json:
         with self.lock:
             body = _body(data)
@@ -288,6 +312,9 @@ class GitLabState:
             or int(line) not in mr.commentable[new_path]
         ):
             raise ApiError(400, LINE_CODE_REFUSED)
+        line_range = given.get("line_range")
+        if line_range is not None:
+            line_range = self._line_range(mr, new_path, int(line), line_range)
         return {
             "base_sha": mr.base_sha,
             "start_sha": mr.start_sha,
@@ -297,9 +324,38 @@ class GitLabState:
             "position_type": "text",
             "old_line": None,
             "new_line": int(line),
-            "line_range": given.get("line_range"),
+            "line_range": line_range,
             "ignore_whitespace_change": False,
         }
+
+    def _line_range(self, mr: MergeRequest, path: str, line: int, given: Any) -> Json:
+        """The range as GitLab stores it; its 400 unless each end's `line_code` names a line of
+        the diff (`<sha1(new path)>_<old>_<new>`), its `type` says whether the line is added,
+        the range ends on the position's line and starts at or before it."""
+        lines = _walk(mr.diffs.get(path) or _added_hunks(mr.commentable.get(path, set())))
+        digest = hashlib.sha1(path.encode()).hexdigest()
+        ends: Json = {}
+        for name in ("start", "end"):
+            end = given.get(name) if isinstance(given, dict) else None
+            if not isinstance(end, dict):
+                raise ApiError(400, f"position[line_range][{name}] is missing", key="error")
+            code = str(end.get("line_code") or "").split("_")
+            if len(code) != 3 or not code[1].isdigit() or not code[2].isdigit():
+                raise ApiError(400, LINE_CODE_REFUSED)
+            old, new = int(code[1]), int(code[2])
+            if code[0] != digest or new not in lines or lines[new][0] != old:
+                raise ApiError(400, LINE_CODE_REFUSED)
+            if end.get("type") != ("new" if lines[new][1] else "old"):
+                raise ApiError(400, LINE_CODE_REFUSED)
+            ends[name] = {
+                "line_code": end["line_code"],
+                "type": end["type"],
+                "old_line": None if lines[new][1] else old,
+                "new_line": new,
+            }
+        if ends["end"]["new_line"] != line or ends["start"]["new_line"] > line:
+            raise ApiError(400, LINE_CODE_REFUSED)
+        return ends
 
     def _reply(self, mr: MergeRequest, discussion: Json, username: str, body: str) -> Json:
         first = discussion["notes"][0]
@@ -376,6 +432,40 @@ class GitLabState:
 
     def _now(self) -> str:
         return _stamp(next(self._clock))
+
+
+def _walk(diff: str) -> dict[int, tuple[int, bool]]:
+    """The fake's reading of a diff, as GitLab's parser counts: new line -> (old position,
+    added)."""
+    out: dict[int, tuple[int, bool]] = {}
+    old = new = 0
+    for text in diff.split("\n"):
+        if text.startswith("@@"):
+            sides = text.split(" ")
+            old = int(sides[1][1:].split(",")[0])
+            new = int(sides[2][1:].split(",")[0])
+        elif text[:1] == "+":
+            out[new], new = (old, True), new + 1
+        elif text[:1] == "-":
+            old += 1
+        elif text[:1] == " ":
+            out[new], old, new = (old, False), old + 1, new + 1
+    return out
+
+
+def _added_hunks(lines: Iterable[int]) -> str:
+    """A diff adding `lines` (each run of consecutive lines a hunk)."""
+    hunks: list[list[int]] = []
+    for line in sorted(lines):
+        if hunks and hunks[-1][-1] == line - 1:
+            hunks[-1].append(line)
+        else:
+            hunks.append([line])
+    out = []
+    for run in hunks:
+        out.append(f"@@ -{run[0]},0 +{run[0]},{len(run)} @@")
+        out += [f"+line {n}" for n in run]
+    return "\n".join(out) + ("\n" if out else "")
 
 
 def _set_resolved(discussion: Json, user: Json, resolved: bool, now: str) -> None:

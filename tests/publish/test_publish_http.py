@@ -130,3 +130,21 @@ def test_a_retry_after_a_rate_limit_half_way_posts_only_what_is_missing() -> Non
         assert (retry.posted, retry.already_posted) == (70, 50)
         assert len({t.comments[0].body for t in fake.threads(7)}) == 120  # none twice
         assert len(fake.issue_comments(7)) == 1
+
+
+def test_a_multi_line_finding_on_gitlab_is_posted_on_its_range_once() -> None:
+    ranged = finding("src/app.py", 9, "total = a + b").model_copy(update={"end_line": 12})
+    diff = "@@ -8,3 +8,6 @@\n context 8\n+added 9\n+added 10\n+added 11\n context 12\n"
+    with fake_gitlab.FakeGitLab() as gitlab:
+        gitlab.add_merge_request("acme/app", 3, head_sha="c" * 40, base_sha="b" * 40,
+                                 diffs={"src/app.py": diff})  # fmt: skip
+        ref = gitlab.ref("acme/app", 3)
+        context = full_context(ref, "b" * 40, "c" * 40)
+        for run in range(2):
+            client = client_for(ref, SecretStr(fake_gitlab.BOT_TOKEN))
+            result = publish(client, context, outcome_of([ranged]))
+            assert (result.posted, result.already_posted) == ((1, 0) if run == 0 else (0, 1))
+        [discussion] = [d for d in gitlab.discussions(3) if d["notes"][0].get("position")]
+        span = discussion["notes"][0]["position"]["line_range"]
+        assert (span["start"]["new_line"], span["end"]["new_line"]) == (9, 12)
+        assert gitlab.count("create_discussion") == 1 and gitlab.count("list_diffs") == 1
