@@ -13,21 +13,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from tests.publish.fake_gitlab_diff import (
+    LINE_CODE_REFUSED,
+    ApiError,
+    added_hunks,
+    checked_range,
+    walk,
+)
+
+__all__ = ["LINE_CODE_REFUSED", "ApiError", "GitLabState", "Json", "MergeRequest"]
+
 Json = dict[str, Any]
 
-LINE_CODE_REFUSED = (
-    '400 Bad request - Note {:line_code=>["can\'t be blank", "must be a valid line code"]}'
-)
 _EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-class ApiError(Exception):
-    """GitLab's refusal: status and JSON body."""
-
-    def __init__(self, status: int, message: str, key: str = "message") -> None:
-        super().__init__(message)
-        self.status = status
-        self.body: Json = {key: message}
 
 
 @dataclass
@@ -92,7 +90,7 @@ class GitLabState:
         decide the commentable lines; without, each commentable line is an added one."""
         with self.lock:
             if diffs:
-                commentable = {p: set(_walk(d)) for p, d in diffs.items()}
+                commentable = {p: set(walk(d)) for p, d in diffs.items()}
             pid = self._paths.setdefault(project, project_id or next(self._ids))
             mr = MergeRequest(
                 id=next(self._ids),
@@ -242,7 +240,7 @@ class GitLabState:
                     "new_file": False,
                     "renamed_file": path in mr.renamed,
                     "deleted_file": False,
-                    "diff": mr.diffs.get(path) or _added_hunks(lines),
+                    "diff": mr.diffs.get(path) or added_hunks(lines),
                 }
                 for path, lines in sorted(mr.commentable.items())
             ]
@@ -329,33 +327,8 @@ class GitLabState:
         }
 
     def _line_range(self, mr: MergeRequest, path: str, line: int, given: Any) -> Json:
-        """The range as GitLab stores it; its 400 unless each end's `line_code` names a line of
-        the diff (`<sha1(new path)>_<old>_<new>`), its `type` says whether the line is added,
-        the range ends on the position's line and starts at or before it."""
-        lines = _walk(mr.diffs.get(path) or _added_hunks(mr.commentable.get(path, set())))
-        digest = hashlib.sha1(path.encode()).hexdigest()
-        ends: Json = {}
-        for name in ("start", "end"):
-            end = given.get(name) if isinstance(given, dict) else None
-            if not isinstance(end, dict):
-                raise ApiError(400, f"position[line_range][{name}] is missing", key="error")
-            code = str(end.get("line_code") or "").split("_")
-            if len(code) != 3 or not code[1].isdigit() or not code[2].isdigit():
-                raise ApiError(400, LINE_CODE_REFUSED)
-            old, new = int(code[1]), int(code[2])
-            if code[0] != digest or new not in lines or lines[new][0] != old:
-                raise ApiError(400, LINE_CODE_REFUSED)
-            if end.get("type") != ("new" if lines[new][1] else "old"):
-                raise ApiError(400, LINE_CODE_REFUSED)
-            ends[name] = {
-                "line_code": end["line_code"],
-                "type": end["type"],
-                "old_line": None if lines[new][1] else old,
-                "new_line": new,
-            }
-        if ends["end"]["new_line"] != line or ends["start"]["new_line"] > line:
-            raise ApiError(400, LINE_CODE_REFUSED)
-        return ends
+        diff = mr.diffs.get(path) or added_hunks(mr.commentable.get(path, set()))
+        return checked_range(diff, path, line, given)
 
     def _reply(self, mr: MergeRequest, discussion: Json, username: str, body: str) -> Json:
         first = discussion["notes"][0]
@@ -432,40 +405,6 @@ class GitLabState:
 
     def _now(self) -> str:
         return _stamp(next(self._clock))
-
-
-def _walk(diff: str) -> dict[int, tuple[int, bool]]:
-    """The fake's reading of a diff, as GitLab's parser counts: new line -> (old position,
-    added)."""
-    out: dict[int, tuple[int, bool]] = {}
-    old = new = 0
-    for text in diff.split("\n"):
-        if text.startswith("@@"):
-            sides = text.split(" ")
-            old = int(sides[1][1:].split(",")[0])
-            new = int(sides[2][1:].split(",")[0])
-        elif text[:1] == "+":
-            out[new], new = (old, True), new + 1
-        elif text[:1] == "-":
-            old += 1
-        elif text[:1] == " ":
-            out[new], old, new = (old, False), old + 1, new + 1
-    return out
-
-
-def _added_hunks(lines: Iterable[int]) -> str:
-    """A diff adding `lines` (each run of consecutive lines a hunk)."""
-    hunks: list[list[int]] = []
-    for line in sorted(lines):
-        if hunks and hunks[-1][-1] == line - 1:
-            hunks[-1].append(line)
-        else:
-            hunks.append([line])
-    out = []
-    for run in hunks:
-        out.append(f"@@ -{run[0]},0 +{run[0]},{len(run)} @@")
-        out += [f"+line {n}" for n in run]
-    return "\n".join(out) + ("\n" if out else "")
 
 
 def _set_resolved(discussion: Json, user: Json, resolved: bool, now: str) -> None:
