@@ -15,7 +15,13 @@ from reviewflow.findings.silence import silenced_line
 from reviewflow.models import ReviewWarning
 from reviewflow.prompts import render
 from reviewflow.report.mdsafe import md_code, md_inline, md_text
-from reviewflow.report.outcome import SEVERITY_ORDER, ReviewOutcome, finding_location
+from reviewflow.report.outcome import (
+    SEVERITY_ORDER,
+    ReviewOutcome,
+    files_finished,
+    finding_location,
+    incomplete_reasons,
+)
 from reviewflow.report.wording import counted
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -75,8 +81,9 @@ def _summary_view(outcome: ReviewOutcome) -> dict[str, Any]:
         "counts": outcome.severity_counts(),
         "total": len(outcome.findings),
         "files_changed": outcome.files_changed,
-        "files_reviewed": len(outcome.files),
+        "files_reviewed": files_finished(outcome),
         "files_incomplete": len(outcome.incomplete_files),
+        "incomplete_reasons": sorted({i["reason"] for i in incomplete_reasons(outcome)}),
         "files_excluded": len(outcome.excluded),
         "work": ", ".join(
             (
