@@ -21,6 +21,7 @@ from reviewflow.providers.budget import money, short_count
 from reviewflow.report.outcome import (
     SEVERITY_ORDER,
     ReviewOutcome,
+    carried_line,
     files_finished,
     finding_location,
     incomplete_reasons,
@@ -78,7 +79,29 @@ def _header(outcome: ReviewOutcome) -> list[Text]:
             f"{len(outcome.dropped)} dropped"
         ),
         *([_line(f"  silenced: {silenced}")] if silenced else []),
+        *_carried_lines(outcome),
     ]
+
+
+def _carried_lines(outcome: ReviewOutcome) -> list[Text]:
+    """The request's findings still open from its earlier review (the gate counts them)."""
+    line = carried_line(outcome)
+    if line is None or outcome.pull_request is None:
+        return []
+    lines = [_line(f"  {line}:")]
+    for item in outcome.pull_request.carried:
+        label = f"[{item.severity.value.upper()}]"
+        where = finding_location(item)
+        lines.append(
+            _line(
+                "  ",
+                (label, STYLES[item.severity]),
+                " ",
+                (where, "bold"),
+                f"  {item.title}  (carried)",
+            )
+        )
+    return lines
 
 
 def _incomplete(outcome: ReviewOutcome) -> str:

@@ -18,6 +18,7 @@ from reviewflow.report.mdsafe import md_code, md_inline, md_text
 from reviewflow.report.outcome import (
     SEVERITY_ORDER,
     ReviewOutcome,
+    carried_line,
     files_finished,
     finding_location,
     incomplete_reasons,
@@ -95,6 +96,11 @@ def _summary_view(outcome: ReviewOutcome) -> dict[str, Any]:
         "dropped_count": len(outcome.dropped),
         "silenced": silenced_line(outcome.dropped, outcome.warnings),
         "errors": [_problem_view(e) for e in outcome.errors],
+        "carried_line": carried_line(outcome),
+        "carried": [
+            f"**{c.severity.value}** {md_inline(finding_location(c))}: {md_inline(c.title)}"
+            for c in (outcome.pull_request.carried if outcome.pull_request else ())
+        ],
     }
 
 

@@ -22,6 +22,7 @@ from reviewflow.providers.pool import UsageTotals
 from reviewflow.publish.models import PublishResult
 from reviewflow.publish.state import PriorFinding
 from reviewflow.report.textsafe import json_safe
+from reviewflow.report.wording import counted
 from reviewflow.review.records import RequestRecord
 
 REPORT_SCHEMA_VERSION = "1"
@@ -140,7 +141,20 @@ class ReviewOutcome(_Record):
         return list(rules.values())
 
 
-def finding_location(finding: Finding) -> str:
+def carried_line(outcome: ReviewOutcome) -> str | None:
+    """Why the findings carried from the request's earlier review matter here: `gate failed:
+    2 open findings carried from the earlier review (head 1a2b3c4d5e6f)` when they alone fail
+    it, else how many there are (None without any)."""
+    request = outcome.pull_request
+    if request is None or not request.carried:
+        return None
+    head = f" (head {request.previous_head[:12]})" if request.previous_head else ""
+    text = f"{counted(len(request.carried), 'open finding')} carried from the earlier review{head}"
+    alone = outcome.exit_code == 1 and outcome.status == "complete" and not outcome.findings
+    return f"gate failed: {text}" if alone else text
+
+
+def finding_location(finding: Finding | PriorFinding) -> str:
     """`path:line` or `path:start-end` (not escaped)."""
     lines = (
         str(finding.start_line)
