@@ -162,7 +162,11 @@ def split_dismissed(
     kept = tuple(f for f in findings if f.fingerprint not in dismissed)
     drops = tuple(
         Dropped(
-            path=f.path, title=f.title, reason=DropReason.DISMISSED, detail=dismissed[f.fingerprint]
+            path=f.path,
+            title=f.title,
+            reason=DropReason.DISMISSED,
+            detail=dismissed[f.fingerprint],
+            finding=f,
         )
         for f in findings
         if f.fingerprint in dismissed

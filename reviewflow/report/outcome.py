@@ -178,7 +178,7 @@ def _finding(item: Finding) -> dict[str, Any]:
 
 
 def _dropped(item: Dropped) -> dict[str, Any]:
-    return item.model_dump(mode="json", exclude_none=True)
+    return item.model_dump(mode="json", exclude_none=True, exclude={"finding"})
 
 
 def incomplete_reasons(outcome: ReviewOutcome) -> list[dict[str, str]]:
