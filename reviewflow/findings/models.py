@@ -103,6 +103,7 @@ class Dropped(BaseModel):
     reason: DropReason
     duplicate_of: str | None = None
     detail: str | None = None
+    finding: Finding | None = None  # suppressed or dismissed: the finding (SARIF suppressions)
 
 
 class FileFindings(StageResult):

@@ -80,7 +80,9 @@ def read_suppressions(
 
 
 def _dropped(finding: Finding, reason: DropReason, detail: str) -> Dropped:
-    return Dropped(path=finding.path, title=finding.title, reason=reason, detail=detail)
+    return Dropped(
+        path=finding.path, title=finding.title, reason=reason, detail=detail, finding=finding
+    )
 
 
 def _suppressed(finding: Finding, found: Suppression) -> Dropped:

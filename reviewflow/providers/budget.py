@@ -38,6 +38,15 @@ def money(amount: float) -> str:
     return f"{amount:.4f}" if amount < 0.1 else f"{amount:.2f}"
 
 
+def priced(amount: float, currency: str | None = "USD") -> str:
+    """An amount in its currency: `$0.001`, `$2.50`, `0.001 EUR`, bare when the currency is
+    unknown (below 0.10, the digits it has up to six: a limit of 0.001 is not 0.0010)."""
+    text = money(amount) if amount >= 0.1 else f"{amount:.6f}".rstrip("0").removesuffix(".")
+    if currency is None:
+        return text
+    return f"${text}" if currency == "USD" else f"{text} {currency}"
+
+
 class BudgetState(BaseModel):
     """Where a review's budget stands: its limits, what was spent, whether it stopped requests."""
 
@@ -53,13 +62,14 @@ class BudgetState(BaseModel):
     def reached(self) -> bool:
         return self.refused_requests > 0
 
-    def describe(self) -> str:
-        """`200k tokens`, `2.50 (price's currency)`, or both joined by `and`."""
+    def describe(self, currency: str | None = None) -> str:
+        """`200k tokens`, `$2.50 in cost` (in the price's `currency`), or both joined by
+        `and`."""
         parts = []
         if self.max_tokens is not None:
             parts.append(f"{short_count(self.max_tokens)} tokens")
         if self.max_cost is not None:
-            parts.append(f"{money(self.max_cost)} in cost")
+            parts.append(f"{priced(self.max_cost, currency)} in cost")
         return " and ".join(parts)
 
 

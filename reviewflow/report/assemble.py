@@ -73,7 +73,7 @@ def review_outcome(
         metadata=review_metadata(scope, request, config, (started, datetime.now(UTC)), sast),
         files_changed=len(change.files),
         files=reviewed_files(scope.selection),
-        incomplete_files=stages.incomplete_files,
+        incomplete_files=unfinished(stages, scope.selection, cancelled),
         excluded=excluded_files(scope.selection),
         chunks=stages.chunks,
         tool_calls=stages.tool_calls,
@@ -99,7 +99,8 @@ def with_cost(
     requests the budget refused among the incomplete ones (with the warning that says so)."""
     refused = budget_refused(outcome.process)
     incomplete = tuple(sorted({*outcome.incomplete_files, *refused}))
-    warning = budget_warning(budget, len(outcome.files), len(incomplete))
+    currency = (estimate or {}).get("price", {}) or {}
+    warning = budget_warning(budget, len(outcome.files), len(incomplete), currency.get("currency"))
     return outcome.model_copy(
         update={
             "estimate": estimate,
@@ -112,8 +113,18 @@ def with_cost(
     )
 
 
+def unfinished(stages: ModelStages, selection: Selection, cancelled: bool) -> tuple[str, ...]:
+    """The reviewed files a model stage of which did not finish; after a cancel, also those
+    with no finished result at all (begun or not)."""
+    if not cancelled:
+        return stages.incomplete_files
+    done = {item.path for item in stages.files if item.complete}
+    kept = {item.file.path for item in selection.kept}
+    return tuple(sorted({*stages.incomplete_files, *(kept - done)}))
+
+
 def budget_warning(
-    budget: BudgetState | None, files: int, incomplete: int
+    budget: BudgetState | None, files: int, incomplete: int, currency: str | None = None
 ) -> tuple[ReviewWarning, ...]:
     """The review-wide warning that the budget stopped requests (none when it did not)."""
     if budget is None or not budget.reached:
@@ -121,7 +132,7 @@ def budget_warning(
     return (
         ReviewWarning(
             "budget_reached",
-            f"budget of {budget.describe()} reached after {files - incomplete} of {files} "
+            f"budget of {budget.describe(currency)} reached after {files - incomplete} of {files} "
             f"files: {budget.refused_requests} request(s) not sent, {incomplete} file(s) "
             "incomplete (raise --max-tokens/--max-cost and run again: finished files are "
             "reused from the cache)",
@@ -151,7 +162,11 @@ def split_dismissed(
     kept = tuple(f for f in findings if f.fingerprint not in dismissed)
     drops = tuple(
         Dropped(
-            path=f.path, title=f.title, reason=DropReason.DISMISSED, detail=dismissed[f.fingerprint]
+            path=f.path,
+            title=f.title,
+            reason=DropReason.DISMISSED,
+            detail=dismissed[f.fingerprint],
+            finding=f,
         )
         for f in findings
         if f.fingerprint in dismissed

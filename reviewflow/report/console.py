@@ -18,7 +18,14 @@ from reviewflow.findings.models import Finding
 from reviewflow.findings.silence import silenced_line
 from reviewflow.models import ReviewWarning, Severity
 from reviewflow.providers.budget import money, short_count
-from reviewflow.report.outcome import SEVERITY_ORDER, ReviewOutcome, finding_location
+from reviewflow.report.outcome import (
+    SEVERITY_ORDER,
+    ReviewOutcome,
+    carried_line,
+    files_finished,
+    finding_location,
+    incomplete_reasons,
+)
 from reviewflow.report.textsafe import for_terminal
 from reviewflow.report.wording import counted
 
@@ -66,18 +73,42 @@ def _header(outcome: ReviewOutcome) -> list[Text]:
         _line(("Review ", "bold"), outcome.review_id, ": ", (status, _status_style(outcome))),
         _line(f"  {meta.mode} change in {meta.repository}", f" ({shas})" if shas else ""),
         _line(
-            f"  {len(outcome.files)} of {counted(outcome.files_changed, 'file')} reviewed"
+            f"  {files_finished(outcome)} of {counted(outcome.files_changed, 'file')} reviewed"
             f"{_incomplete(outcome)}, "
             f"{counted(len(outcome.findings), 'finding')} ({summary}), "
             f"{len(outcome.dropped)} dropped"
         ),
         *([_line(f"  silenced: {silenced}")] if silenced else []),
+        *_carried_lines(outcome),
     ]
 
 
+def _carried_lines(outcome: ReviewOutcome) -> list[Text]:
+    """The request's findings still open from its earlier review (the gate counts them)."""
+    line = carried_line(outcome)
+    if line is None or outcome.pull_request is None:
+        return []
+    lines = [_line(f"  {line}:")]
+    for item in outcome.pull_request.carried:
+        label = f"[{item.severity.value.upper()}]"
+        where = finding_location(item)
+        lines.append(
+            _line(
+                "  ",
+                (label, STYLES[item.severity]),
+                " ",
+                (where, "bold"),
+                f"  {item.title}  (carried)",
+            )
+        )
+    return lines
+
+
 def _incomplete(outcome: ReviewOutcome) -> str:
+    """` (2 incomplete: budget, cancelled)`, or "" when every file finished."""
+    reasons = sorted({item["reason"] for item in incomplete_reasons(outcome)})
     count = len(outcome.incomplete_files)
-    return f" ({count} incomplete)" if count else ""
+    return f" ({count} incomplete: {', '.join(reasons)})" if count else ""
 
 
 def _status_style(outcome: ReviewOutcome) -> str:

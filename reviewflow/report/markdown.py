@@ -15,7 +15,14 @@ from reviewflow.findings.silence import silenced_line
 from reviewflow.models import ReviewWarning
 from reviewflow.prompts import render
 from reviewflow.report.mdsafe import md_code, md_inline, md_text
-from reviewflow.report.outcome import SEVERITY_ORDER, ReviewOutcome, finding_location
+from reviewflow.report.outcome import (
+    SEVERITY_ORDER,
+    ReviewOutcome,
+    carried_line,
+    files_finished,
+    finding_location,
+    incomplete_reasons,
+)
 from reviewflow.report.wording import counted
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -75,8 +82,9 @@ def _summary_view(outcome: ReviewOutcome) -> dict[str, Any]:
         "counts": outcome.severity_counts(),
         "total": len(outcome.findings),
         "files_changed": outcome.files_changed,
-        "files_reviewed": len(outcome.files),
+        "files_reviewed": files_finished(outcome),
         "files_incomplete": len(outcome.incomplete_files),
+        "incomplete_reasons": sorted({i["reason"] for i in incomplete_reasons(outcome)}),
         "files_excluded": len(outcome.excluded),
         "work": ", ".join(
             (
@@ -88,6 +96,11 @@ def _summary_view(outcome: ReviewOutcome) -> dict[str, Any]:
         "dropped_count": len(outcome.dropped),
         "silenced": silenced_line(outcome.dropped, outcome.warnings),
         "errors": [_problem_view(e) for e in outcome.errors],
+        "carried_line": carried_line(outcome),
+        "carried": [
+            f"**{c.severity.value}** {md_inline(finding_location(c))}: {md_inline(c.title)}"
+            for c in (outcome.pull_request.carried if outcome.pull_request else ())
+        ],
     }
 
 

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from reviewflow.cancel import EXIT_CODE as CANCELLED_EXIT
 from reviewflow.findings.models import Dropped, Finding
 from reviewflow.models import ReviewWarning, Severity
 from reviewflow.providers.budget import BudgetState
@@ -21,6 +22,7 @@ from reviewflow.providers.pool import UsageTotals
 from reviewflow.publish.models import PublishResult
 from reviewflow.publish.state import PriorFinding
 from reviewflow.report.textsafe import json_safe
+from reviewflow.report.wording import counted
 from reviewflow.review.records import RequestRecord
 
 REPORT_SCHEMA_VERSION = "1"
@@ -139,7 +141,20 @@ class ReviewOutcome(_Record):
         return list(rules.values())
 
 
-def finding_location(finding: Finding) -> str:
+def carried_line(outcome: ReviewOutcome) -> str | None:
+    """Why the findings carried from the request's earlier review matter here: `gate failed:
+    2 open findings carried from the earlier review (head 1a2b3c4d5e6f)` when they alone fail
+    it, else how many there are (None without any)."""
+    request = outcome.pull_request
+    if request is None or not request.carried:
+        return None
+    head = f" (head {request.previous_head[:12]})" if request.previous_head else ""
+    text = f"{counted(len(request.carried), 'open finding')} carried from the earlier review{head}"
+    alone = outcome.exit_code == 1 and outcome.status == "complete" and not outcome.findings
+    return f"gate failed: {text}" if alone else text
+
+
+def finding_location(finding: Finding | PriorFinding) -> str:
     """`path:line` or `path:start-end` (not escaped)."""
     lines = (
         str(finding.start_line)
@@ -163,50 +178,65 @@ def _finding(item: Finding) -> dict[str, Any]:
 
 
 def _dropped(item: Dropped) -> dict[str, Any]:
-    return item.model_dump(mode="json", exclude_none=True)
+    return item.model_dump(mode="json", exclude_none=True, exclude={"finding"})
 
 
 def incomplete_reasons(outcome: ReviewOutcome) -> list[dict[str, str]]:
-    """Each incomplete file and why: `budget`, else its first warning's code."""
-    first: dict[str, str] = {}
-    for warning in outcome.warnings:
-        if warning.path is not None:
-            first.setdefault(warning.path, warning.code)
+    """Each incomplete file and why: `budget` (a request refused), `error` (a stage of its
+    failed), or `cancelled` (Ctrl-C came before it finished)."""
+    failed = {w.path for w in outcome.warnings if w.path is not None}
+    failed |= {e.path for e in outcome.errors if e.path is not None}
+    cancelled = outcome.exit_code == CANCELLED_EXIT
     return [
         {
             "path": path,
-            "reason": "budget" if path in outcome.budget_files else first.get(path, "incomplete"),
+            "reason": "budget"
+            if path in outcome.budget_files
+            else "cancelled"
+            if cancelled and path not in failed
+            else "error",
         }
         for path in outcome.incomplete_files
     ]
+
+
+def files_finished(outcome: ReviewOutcome) -> int:
+    """The reviewed files whose every model stage finished (the incomplete ones not)."""
+    return len(outcome.files) - len(outcome.incomplete_files)
+
+
+def price_currency(outcome: ReviewOutcome) -> str | None:
+    """The currency of the price in force (the estimate's), None when it names none."""
+    price = (outcome.estimate or {}).get("price")
+    return price.get("currency") if price else None
 
 
 def budget_line(outcome: ReviewOutcome) -> str | None:
     """`budget of 200k tokens reached after 31 of 40 files` (None unless it was reached)."""
     if outcome.budget is None or not outcome.budget.reached:
         return None
-    total = len(outcome.files)
-    done = total - len(outcome.incomplete_files)
-    return f"budget of {outcome.budget.describe()} reached after {done} of {total} files"
+    limit = outcome.budget.describe(price_currency(outcome))
+    return (
+        f"budget of {limit} reached after {files_finished(outcome)} of {len(outcome.files)} files"
+    )
 
 
 def budget_record(outcome: ReviewOutcome) -> dict[str, Any] | None:
     """The report's `budget` object (None without a budget)."""
     if outcome.budget is None:
         return None
-    total = len(outcome.files)
     return {
         **outcome.budget.model_dump(mode="json"),
         "reached": outcome.budget.reached,
-        "files_finished": total - len(outcome.incomplete_files),
-        "files_total": total,
+        "files_finished": files_finished(outcome),
+        "files_total": len(outcome.files),
     }
 
 
 def _stats(outcome: ReviewOutcome) -> dict[str, Any]:
     return {
         "files_changed": outcome.files_changed,
-        "files_reviewed": len(outcome.files),
+        "files_reviewed": files_finished(outcome),
         "files_excluded": len(outcome.excluded),
         "chunks": outcome.chunks,
         "llm_requests": outcome.usage.requests,

@@ -7,7 +7,7 @@ from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
-from reviewflow.findings.models import Finding
+from reviewflow.findings.models import DropReason, Finding
 from reviewflow.models import Category, Severity
 from reviewflow.report.outcome import SEVERITY_ORDER, ReviewOutcome
 from reviewflow.report.textsafe import json_safe
@@ -118,11 +118,28 @@ def _invocation(outcome: ReviewOutcome) -> dict[str, Any]:
     }
 
 
+def silenced(outcome: ReviewOutcome) -> list[tuple[Finding, dict[str, Any]]]:
+    """The suppressed and dismissed findings, each with its SARIF suppression: `inSource`
+    for a `reviewflow: ignore` comment, `external` for a dismissal; accepted, justified by
+    the drop's detail (where and why)."""
+    kinds = {DropReason.SUPPRESSED: "inSource", DropReason.DISMISSED: "external"}
+    return [
+        (
+            drop.finding,
+            {"kind": kinds[drop.reason], "status": "accepted", "justification": drop.detail or ""},
+        )
+        for drop in outcome.dropped
+        if drop.reason in kinds and drop.finding is not None
+    ]
+
+
 def build_sarif(outcome: ReviewOutcome) -> dict[str, Any]:
-    """The SARIF 2.1.0 log of a review (valid against the official schema)."""
+    """The SARIF 2.1.0 log of a review (valid against the official schema): its findings,
+    then the suppressed and dismissed ones with their `suppressions`."""
     findings = outcome.sorted_findings()
+    quiet = silenced(outcome)
     grouped: dict[str, list[Finding]] = {}
-    for finding in findings:
+    for finding in [*findings, *(item for item, _ in quiet)]:
         grouped.setdefault(rule_key(finding), []).append(finding)
     index = {key: i for i, key in enumerate(grouped)}
     run = {
@@ -135,7 +152,8 @@ def build_sarif(outcome: ReviewOutcome) -> dict[str, Any]:
         },
         "originalUriBaseIds": {SRCROOT: {"uri": _root_uri(outcome.metadata.repository)}},
         "invocations": [_invocation(outcome)],
-        "results": [_result(f, index[rule_key(f)]) for f in findings],
+        "results": [_result(f, index[rule_key(f)]) for f in findings]
+        + [{**_result(f, index[rule_key(f)]), "suppressions": [why]} for f, why in quiet],
         "properties": {"review_id": outcome.review_id, "status": outcome.status},
     }
     log = {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}

@@ -109,7 +109,7 @@ def test_incomplete_and_empty() -> None:
     outcome = incomplete_outcome().model_copy(update={"incomplete_files": ("src/app.py",)})
     text = printed(outcome, ConsoleMode.SUMMARY)
     assert "incomplete, exit code 2" in text.splitlines()[0]
-    assert "  3 of 5 files reviewed (1 incomplete), 8 findings" in text
+    assert "  2 of 5 files reviewed (1 incomplete: error), 8 findings" in text
     assert "  [filter_failed] review filter answered twice without JSON" in text
     empty = printed(empty_outcome(), ConsoleMode.DETAILED)
     assert "0 of 0 files reviewed, 0 findings" in empty

@@ -68,7 +68,8 @@ def test_structure_of_a_realistic_report() -> None:
     assert "Work: 4 chunks, 3 model requests, 3 tool calls" in render_markdown(make_outcome())
     assert "Files: 5 changed, 3 reviewed, 2 excluded" in render_markdown(make_outcome())
     partly = make_outcome(incomplete_files=("src/app.py", "src/util.py"))
-    assert "Files: 5 changed, 3 reviewed (2 incomplete), 2 excluded" in render_markdown(partly)
+    files = "Files: 5 changed, 1 reviewed (2 incomplete: error), 2 excluded"
+    assert files in render_markdown(partly)
     fences = [t.content for t in toks if t.type == "fence"]
     assert fences[0] == "value = cache.get(key)\nreturn value.name\n"
 
