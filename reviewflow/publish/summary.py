@@ -15,7 +15,7 @@ from reviewflow.publish.markers import summary_marker
 from reviewflow.publish.models import Platform
 from reviewflow.publish.safe import safe_inline
 from reviewflow.publish.state import MAX_REMEMBERED, PriorFinding, SummaryState
-from reviewflow.report.outcome import SEVERITY_ORDER, ReviewOutcome
+from reviewflow.report.outcome import SEVERITY_ORDER, ReviewOutcome, files_finished
 
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_ROWS = 50
@@ -112,7 +112,7 @@ def render_summary(
         capped=_capped(len(open_findings), inline_only),
         head=context.head[:12],
         scope=_scope(context),
-        files_reviewed=len(outcome.files),
+        files_reviewed=files_finished(outcome),
         incomplete=len(outcome.incomplete_files),
         excluded=excluded,
         usage=(
