@@ -113,8 +113,7 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
         help="token budget of the review, e.g. 200k: no request is sent that would cross it",
     )
     review.add_argument(
-        "--max-cost",
-        type=float,
+        "--max-cost",  # kept as typed: the config check reads it and echoes it unchanged
         metavar="AMOUNT",
         help="cost budget in the price's currency, e.g. 2.50 (needs a known model price)",
     )

@@ -8,10 +8,12 @@ from flows.cli.main import main
 
 
 def refusal(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
-    with pytest.raises(SystemExit) as stopped:
-        main(argv)
+    try:
+        code = main(argv)
+    except SystemExit as stopped:
+        code = stopped.code  # type: ignore[assignment]
     captured = capsys.readouterr()
-    assert stopped.value.code == 2
+    assert code == 2
     assert captured.out == ""
     assert captured.err.count("\n") == 1, captured.err
     return captured.err.rstrip("\n")
@@ -46,6 +48,8 @@ def test_no_abbreviations_and_unknown_flags_name_the_closest(
         (["review", "--protocol", "soap"], "invalid value for --protocol: 'soap'"),
         (["review", "--task-runner", "gpu"], "invalid value for --task-runner: 'gpu'"),
         (["review", "--max-cost"], "--max-cost needs a value"),
+        (["review", "--preview", "--max-cost", "0"], "invalid value for --max-cost: '0' ("),
+        (["review", "--preview", "--max-cost", "1e309"], "invalid value for --max-cost: '1e309' ("),
     ],
 )
 def test_bad_values_in_the_documented_style(
@@ -65,3 +69,16 @@ def test_unknown_command_in_the_same_style(capsys: pytest.CaptureFixture[str]) -
     err = refusal(capsys, ["reveiw"])
     assert err.startswith("reviewflow: error: invalid value for COMMAND: 'reveiw'"), err
     assert "did you mean review?" in err
+
+
+def test_config_set_missing_key_names_the_mapping_and_what_it_lacks(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: pytest.TempPathFactory,
+) -> None:
+    monkeypatch.setenv("REVIEWFLOW_HOME", str(tmp_path))
+    err = refusal(capsys, ["config", "set", "model.price", "{input: 2.5}"])
+    assert err == (
+        "reviewflow: error: invalid value for 'model.price': a YAML mapping without 'output' "
+        "(accepted: a mapping that sets output)"
+    )
