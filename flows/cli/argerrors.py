@@ -11,7 +11,7 @@ import ast
 import difflib
 import re
 
-_TYPES = {int: "a whole number", float: "a number"}
+_TYPES: dict[object, str] = {int: "a whole number", float: "a number"}
 _TYPED = re.compile(r"invalid (?:\S+ )?(?:value|choice): (?P<value>'.*?'|\".*?\")")
 
 
@@ -62,4 +62,4 @@ def _accepted(action: argparse.Action | None) -> str:
         return ""
     if action.choices is not None:
         return ", ".join(str(choice) for choice in action.choices)
-    return _TYPES.get(action.type, "")  # type: ignore[arg-type]
+    return next((text for kind, text in _TYPES.items() if action.type is kind), "")

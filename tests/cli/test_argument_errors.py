@@ -42,7 +42,10 @@ def test_no_abbreviations_and_unknown_flags_name_the_closest(
         (["review", "--max-cost=abc"], "invalid value for --max-cost: 'abc'"),
         (["review", "--pull-request", "abc"], "invalid value for --pull-request: 'abc'"),
         (["review", "--concurrency", "1.5"], "invalid value for --concurrency: '1.5'"),
-        (["review", "--confidence-threshold", "hi"], "invalid value for --confidence-threshold: 'hi'"),
+        (
+            ["review", "--confidence-threshold", "hi"],
+            "invalid value for --confidence-threshold: 'hi'",
+        ),
         (["review", "--console", "loud"], "invalid value for --console: 'loud'"),
         (["review", "--publish", "bitbucket"], "invalid value for --publish: 'bitbucket'"),
         (["review", "--protocol", "soap"], "invalid value for --protocol: 'soap'"),

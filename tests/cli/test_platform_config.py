@@ -209,7 +209,12 @@ def test_config_test_gives_the_platforms_hint(
     wire.script(protocol, [reply])
     assert main(["config", "test"]) == 2
     out = capsys.readouterr().err
-    assert out.startswith("reviewflow: error: ") and hint in out and AZURE_KEY not in out and GOOGLE_TOKEN not in out
+    assert (
+        out.startswith("reviewflow: error: ")
+        and hint in out
+        and AZURE_KEY not in out
+        and GOOGLE_TOKEN not in out
+    )
     assert len(wire.requests(protocol)) == 1  # no retry
 
 
