@@ -69,7 +69,12 @@ def _config_test(config: Config) -> int:
     from reviewflow.providers.doctor import check_model
 
     report = check_model(config)
-    sys.stdout.write(report.render() + "\n")
+    if report.ok:
+        sys.stdout.write(report.render() + "\n")
+    else:  # an exit 2 like every other: one line on stderr
+        head, *rest = report.render().splitlines()
+        detail = "; ".join(line.strip() for line in rest)
+        sys.stderr.write(f"reviewflow: error: {head.removesuffix(': FAILED')}: {detail}\n")
     return report.exit_code
 
 

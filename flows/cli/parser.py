@@ -6,8 +6,10 @@ import argparse
 import os
 import sys
 import textwrap
-from typing import NoReturn
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
+from flows.cli.argerrors import bad_value, unknown
 from flows.cli.deployment_run import add_parser as add_deployment_run
 from reviewflow.config import ConsoleMode, Protocol, PublishTarget, TaskRunner
 
@@ -32,11 +34,43 @@ INSTRUCTIONS_HELP = (
 )
 
 
+_FLAG_PARSER = "_flag_parser"  # the innermost parser of a command line, for unknown flags
+
+
 class _Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line and exit 2."""
+    """An argument parser whose errors are one line in the documented style and exit 2.
+
+    No abbreviations (`--forc` is not `--force`), in this parser and every sub-parser.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        kwargs["exit_on_error"] = False
+        super().__init__(*args, **kwargs)
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        try:
+            parsed, extras = super().parse_known_args(args, namespace)
+        except argparse.ArgumentError as err:
+            self.error(bad_value(self, err))
+        if not hasattr(parsed, _FLAG_PARSER):
+            setattr(parsed, _FLAG_PARSER, self)
+        return parsed, extras
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        parsed, extras = self.parse_known_args(args, namespace)
+        innermost = getattr(parsed, _FLAG_PARSER)
+        delattr(parsed, _FLAG_PARSER)
+        if extras:
+            self.error(unknown(innermost, extras))
+        return parsed
 
     def error(self, message: str) -> NoReturn:
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        sys.stderr.write(f"reviewflow: error: {message}\n")
         raise SystemExit(2)
 
 
@@ -79,8 +113,7 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
         help="token budget of the review, e.g. 200k: no request is sent that would cross it",
     )
     review.add_argument(
-        "--max-cost",
-        type=float,
+        "--max-cost",  # kept as typed: the config check reads it and echoes it unchanged
         metavar="AMOUNT",
         help="cost budget in the price's currency, e.g. 2.50 (needs a known model price)",
     )

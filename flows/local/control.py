@@ -275,7 +275,8 @@ def _stop_managed(phome: Path, force: bool, stopped: list[str], failed: list[str
             running = is_ours(state)
             stop_process(state)
             if running:
-                stopped.append(f"stopped (pid {state.pid}, Prefect {state.prefect_version or '?'})")
+                known = f", Prefect {state.prefect_version}" if state.prefect_version else ""
+                stopped.append(f"stopped (pid {state.pid}{known})")  # no version while booting
             what = f"stopped {name}, but cannot remove its record"
             forget_state(phome, state.instance)
     except (ServerError, OSError) as exc:

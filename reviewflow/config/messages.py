@@ -31,6 +31,14 @@ def describe_validation_error(exc: ValidationError, source: str) -> str:
     where = f" in {source}" if source not in ("", ENV_SOURCE, FLAGS_SOURCE) else ""
     if err["type"] == "extra_forbidden":
         return f"unknown config key '{key}'{where} (known: {', '.join(known_keys())})"
+    if err["type"] == "missing" and len(parts) > 1:  # `model.price: {input: 2.5}`
+        parent = ".".join(parts[:-1])
+        info = _field(parts[:-1]) if len(parts) == 3 else None
+        accepted = f"; {info.description}" if info is not None and info.description else ""
+        return (
+            f"invalid value for {_label(parent, source)}{where}: a YAML mapping without "
+            f"'{parts[-1]}' (accepted: a mapping that sets {parts[-1]}{accepted})"
+        )
     subject = f"invalid value for {_label(key, source)}{where}"
     section = _section(parts[0]) if len(parts) == 1 else None
     if section is not None:  # `model: gpt-4o` where a section belongs

@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from reviewflow.config.language import is_known_tag
 from reviewflow.config.platforms import (
     AZURE_API_VERSION,
     PLATFORM_KEY_ENV,
@@ -358,13 +359,19 @@ class OutputSettings(_Section):
     console: ConsoleMode = ConsoleMode.DETAILED
     language: str = Field(
         "en-US",
-        pattern=r"^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$",
-        description="a language tag such as en-US or de",
+        description="a BCP 47 tag of a known language, such as en, en-US, de-DE, pt-BR or zh-Hant",
     )
     progress: bool = True
     report_dir: str | None = None
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, value: str) -> str:
+        if not is_known_tag(value):
+            raise ValueError("not a known language tag")
+        return value
 
     @field_validator("json_path", "markdown", "sarif", "gitlab", mode="before")
     @classmethod

@@ -35,6 +35,7 @@ class RuleFile:
 
     name: str
     data: bytes
+    shown: str = ""  # where the user keeps it, for messages (the real path, or PATH@REF)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +105,8 @@ def _from_disk(directory: Path) -> list[RuleFile]:
         if path.suffix.lower() in SUFFIXES and path.is_file():
             data = path.read_bytes()
             _check_size(path.relative_to(directory).as_posix(), len(data), str(directory))
-            found.append(RuleFile(f"user/{path.relative_to(directory).as_posix()}", data))
+            relative = path.relative_to(directory).as_posix()
+            found.append(RuleFile(f"user/{relative}", data, str(path)))
     _check_count(len(found), str(directory))
     return found
 
@@ -125,7 +127,8 @@ def _from_commit(repo_root: Path, commit: str, inside: str) -> list[RuleFile]:
         size = meta.split()[3].decode()
         relative = name[len(inside) + 1 :] if inside else name
         _check_size(relative, int(size) if size.isdigit() else 0, f"{inside}@{commit[:12]}")
-        found.append(RuleFile(f"user/{relative}", read_blob(repo_root, commit, name) or b""))
+        data = read_blob(repo_root, commit, name) or b""
+        found.append(RuleFile(f"user/{relative}", data, f"{name}@{commit[:12]}"))
     _check_count(len(found), f"{inside}@{commit[:12]}")
     return found
 
@@ -141,7 +144,7 @@ def _check_count(count: int, where: str) -> None:
 
 
 def _ids(item: RuleFile) -> tuple[str, ...]:
-    return _declared_ids(item.name, item.data)
+    return _declared_ids(item.shown or item.name, item.data)
 
 
 @lru_cache(maxsize=256)  # keyed by content: the bundled rules are parsed once per process

@@ -22,7 +22,12 @@ from typing import Any
 from reviewflow.errors import SastError
 
 ACCEPTED_VERSION = "1.185.0"  # the version the bundled rules are tested with (make test)
-INSTALL_HINT = f"pip install 'semgrep=={ACCEPTED_VERSION}' (see README, SAST pre-scan)"
+# semgrep's pins conflict with Prefect's: it goes in an environment of its own (README, SAST).
+INSTALL_HINT = (
+    f"install it in an environment of its own (python -m venv ~/.reviewflow-semgrep && "
+    f"~/.reviewflow-semgrep/bin/pip install 'semgrep=={ACCEPTED_VERSION}') and run "
+    "`reviewflow config set review.sast_semgrep ~/.reviewflow-semgrep/bin/semgrep`"
+)
 VERSION_TIMEOUT_S = 60.0
 PER_FILE_TIMEOUT_S = 30  # semgrep's own `--timeout`: per rule and file
 FAILED_EXIT = {0, 1}  # 1: findings with --error; anything else is a failure
@@ -54,7 +59,7 @@ def locate(configured: str | None, python: str | None = None) -> str:
     if found is None:
         raise SastError(
             f"--sast: semgrep is not installed (not beside {python or sys.executable}, not on "
-            f"PATH): {INSTALL_HINT}, or set review.sast_semgrep"
+            f"PATH): {INSTALL_HINT}"
         )
     return found
 

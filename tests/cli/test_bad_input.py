@@ -248,7 +248,11 @@ def test_bad_flag_values_name_flag_value_and_accepted(
         ("review.concurrency", "abc", "'review.concurrency': 'abc' (accepted: an integer from 1"),
         ("model.protocol", "openia", "'model.protocol': 'openia' (accepted: openai, anthropic or"),
         ("output.progress", "maybe", "'output.progress': 'maybe' (accepted: true or false)"),
-        ("output.language", "en_US", "'output.language': 'en_US' (accepted: a language tag"),
+        (
+            "output.language",
+            "en_US",
+            "'output.language': 'en_US' (accepted: a BCP 47 tag of a known language",
+        ),
     ],
 )
 def test_config_set_refusals_name_key_value_and_accepted(

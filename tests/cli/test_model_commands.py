@@ -38,14 +38,18 @@ def test_config_test_explains_a_rejected_key(
     use_wire(monkeypatch, wire, "openai")
     wire.script("openai", [HttpError(401)])
     assert main(["config", "test"]) == 2
-    out = capsys.readouterr().out
-    assert "FAILED" in out and "key" in out.lower()
-    assert TEST_KEY not in out
+    captured = capsys.readouterr()
+    err = captured.err
+    assert captured.out == ""  # the failure is an exit 2: its one line goes to stderr
+    assert err.count("\n") == 1 and err.startswith("reviewflow: error: model openai/test-model")
+    assert "key" in err.lower()
+    assert TEST_KEY not in err
 
 
 def test_config_test_with_the_placeholder_model(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["config", "test"]) == 2
-    assert "model.name" in capsys.readouterr().out
+    err = capsys.readouterr().err
+    assert "model.name" in err and err.count("\n") == 1
 
 
 def test_review_refuses_the_placeholder_model_before_prefect(
@@ -105,7 +109,7 @@ def test_config_test_on_an_endpoint_that_does_not_implement_the_api(
     use_wire(monkeypatch, wire, "openai")
     wire.script("openai", [HttpError(501)])
     assert main(["config", "test"]) == 2
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     assert "HTTP 501 (not implemented: wrong endpoint or protocol)" in out
     assert "check model.protocol and model.endpoint" in out
     assert "try again later" not in out

@@ -208,8 +208,13 @@ def test_config_test_gives_the_platforms_hint(
     protocol = _use_platform(kind, wire, monkeypatch, tmp_path)
     wire.script(protocol, [reply])
     assert main(["config", "test"]) == 2
-    out = capsys.readouterr().out
-    assert "FAILED" in out and hint in out and AZURE_KEY not in out and GOOGLE_TOKEN not in out
+    out = capsys.readouterr().err
+    assert (
+        out.startswith("reviewflow: error: ")
+        and hint in out
+        and AZURE_KEY not in out
+        and GOOGLE_TOKEN not in out
+    )
     assert len(wire.requests(protocol)) == 1  # no retry
 
 
@@ -219,7 +224,7 @@ def test_config_test_names_a_missing_region(
     monkeypatch.setenv("REVIEWFLOW_MODEL_PLATFORM", "bedrock")
     monkeypatch.setenv("REVIEWFLOW_MODEL_NAME", "anthropic.claude-x")
     assert main(["config", "test"]) == 2
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err
     assert "bedrock-runtime.REGION.amazonaws.com" in out
     assert "the bedrock platform needs a region" in out and "AWS_REGION" in out
 
