@@ -66,10 +66,11 @@ def config_text(value: Any) -> str:
 
 
 def _config_test(config: Config) -> int:
+    from reviewflow.cost.text import price_line
     from reviewflow.providers.doctor import check_model
 
     report = check_model(config)
-    sys.stdout.write(report.render() + "\n")
+    sys.stdout.write(report.render() + "\n" + f"  {price_line(config.model)}\n")
     return report.exit_code
 
 

@@ -211,3 +211,15 @@ def test_default_paths(path: str, excluded: bool) -> None:
     from reviewflow.select.filtering import default_excluded
 
     assert (default_excluded(path) is not None) is excluded
+
+
+def test_preview_says_where_its_prices_come_from(
+    mixed: GitRepo, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from reviewflow.cost.prices import bundled_table
+
+    monkeypatch.setenv("REVIEWFLOW_MODEL_NAME", "gpt-4o-mini")
+    assert main(["review", "--preview", "--repo", str(mixed.root)]) == 0
+    as_of = bundled_table()["as_of"]
+    note = f"prices: the bundled table of {as_of} (USD per million tokens); model.price overrides"
+    assert note in capsys.readouterr().out
