@@ -109,3 +109,9 @@ def test_config_test_shows_the_price_in_force(
     out = capsys.readouterr().out
     as_of = bundled_table()["as_of"]
     assert f"  price: bundled table entry for 'gpt-4o-mini' of {as_of} (input 0.15" in out
+
+
+def test_the_bundled_table_says_its_date_and_what_overrides_it() -> None:
+    table = bundled_table()
+    assert table["as_of"] and table["currency"] == "USD"
+    assert table["overridden_by"].startswith("model.price")
