@@ -128,11 +128,11 @@ def cmd_review(
     started, if the entry point did)."""
     request = request_from_args(args, env)
     config = load_config(home_dir(env), env, flag_overrides(args))
-    if args.preview:
-        return run_preview(request, config, args.json_path)
     from reviewflow.publish.setup import publishing
 
     with publishing(config, env, request) as request:  # the request read before any model
+        if args.preview:  # a pull request's range, as its review would see it
+            return run_preview(request, config, args.json_path)
         warm_ok = uses_warm(args, config, request, env)  # `entry` handed over what it could
         if forked is not None and not warm_ok:
             forked.decline()  # the config turns it off: the CLI runs this review, it stops
