@@ -56,7 +56,7 @@ from tasks.sast import sast_prescan
 from tasks.select import select_files
 from tasks.silence import load_dismissals, silence_findings
 
-ReviewFlow = Flow[[ReviewRequest, Config, ProviderHandle], ReviewRun]
+ReviewFlow = Flow[[ReviewRequest, Config, ProviderHandle, dict[str, Any] | None], ReviewRun]
 
 
 def public_config(config: Config) -> Config:
@@ -66,8 +66,15 @@ def public_config(config: Config) -> Config:
 
 
 @flow(name="review", validate_parameters=True, log_prints=False)
-def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> ReviewRun:
-    """Review one change: diff, files and rules, the model stages per file, findings, reports."""
+def review(
+    request: ReviewRequest,
+    config: Config,
+    handle: ProviderHandle,
+    estimate: dict[str, Any] | None = None,
+) -> ReviewRun:
+    """Review one change: diff, files and rules, the model stages per file, findings, reports.
+    `estimate`: the CLI's (it printed it at the start), else this run's `estimate_cost` stage
+    makes it (a deployment's run, a CLI review with `--console off` or `--sast`)."""
     cancel.reclaim_sigterm()  # a CLI's SIGTERM cancels as Ctrl-C does (not a crash)
     started = datetime.now(UTC)
     change = collect_diff(as_is(request), config.review.context_lines)
@@ -82,7 +89,8 @@ def review(request: ReviewRequest, config: Config, handle: ProviderHandle) -> Re
     jobs = chunk_files(as_is(scope), as_is(config.review), config.output.language, as_is(sast))
     options = stage_options(request.home, request.no_cache)
     snapshot = (snapshot_of(scope), identify_snapshot(as_is(change)))
-    estimate = estimate_cost(as_is(jobs), as_is(snapshot[0]), as_is(config))
+    if estimate is None:
+        estimate = estimate_cost(as_is(jobs), as_is(snapshot[0]), as_is(config))
     budget = pool_for(handle).budget  # now: a cancel closes the pool
     stages = run_model_stages(
         jobs,
@@ -198,9 +206,11 @@ def run_review(
     *,
     progress: ReviewObserver | None = None,
     name: str | None = None,
+    estimate: dict[str, Any] | None = None,
 ) -> ReviewRun:
     """Run the review flow in this process, its key in a provider pool of this process (never a
-    parameter); `progress` is told of requests and finished files, `name` names the flow run.
+    parameter); `progress` is told of requests and finished files, `name` names the flow run,
+    `estimate` is the review's as the CLI made it (the flow then makes none).
     What the run writes (cached answers, reports' folders) is the user's alone. The review's
     budget (`review.max_tokens`, `review.max_cost`) is held by its pool: every request of the
     review, from whichever of its threads, draws on it."""
@@ -214,7 +224,9 @@ def run_review(
     ):
         try:
             with cancel.deferred():  # the flow takes a cancel where it waits for its stages
-                state = flow_(request, public_config(config), pool.handle, return_state=True)
+                state = flow_(
+                    request, public_config(config), pool.handle, estimate, return_state=True
+                )
         except BaseException:
             if cancel.requested():  # the run ended by a cancel before its body could take it
                 raise KeyboardInterrupt from None

@@ -66,11 +66,12 @@ def config_text(value: Any) -> str:
 
 
 def _config_test(config: Config) -> int:
+    from reviewflow.cost.text import price_line
     from reviewflow.providers.doctor import check_model
 
     report = check_model(config)
     if report.ok:
-        sys.stdout.write(report.render() + "\n")
+        sys.stdout.write(report.render() + "\n" + f"  {price_line(config.model)}\n")
     else:  # an exit 2 like every other: one line on stderr
         head, *rest = report.render().splitlines()
         detail = "; ".join(line.strip() for line in rest)

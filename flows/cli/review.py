@@ -128,11 +128,11 @@ def cmd_review(
     started, if the entry point did)."""
     request = request_from_args(args, env)
     config = load_config(home_dir(env), env, flag_overrides(args))
-    if args.preview:
-        return run_preview(request, config, args.json_path)
     from reviewflow.publish.setup import publishing
 
     with publishing(config, env, request) as request:  # the request read before any model
+        if args.preview:  # a pull request's range, as its review would see it
+            return run_preview(request, config, args.json_path)
         warm_ok = uses_warm(args, config, request, env)  # `entry` handed over what it could
         if forked is not None and not warm_ok:
             forked.decline()  # the config turns it off: the CLI runs this review, it stops
@@ -174,7 +174,7 @@ def _review(
         sast_scan = early_scan(config, scope, effective)  # runs while the review starts
         if sast_scan is not None:
             effective = effective.model_copy(update={"sast_prescanned": True})
-        print_estimate(scope, config)
+        estimate = print_estimate(scope, config, sast=sast_scan is not None)
         started = datetime.now(UTC)  # the review has started: a cancel from here on is reported
         try:
             with (
@@ -186,7 +186,9 @@ def _review(
                 if forked is not None:  # Prefect was imported before this review's environment
                     forked.adopt_settings()
                 log_to_file("prefect", log)
-                run = run_with_server(target, lambda: _run_here(effective, config, scope, env))
+                run = run_with_server(
+                    target, lambda: _run_here(effective, config, scope, env, estimate)
+                )
                 cancel.finish()  # reported: a signal from now on no longer cancels it
                 record.close()  # done with the server: `server stop` no longer waits for it
                 if warm_ok and forked is None and target.state is not None:  # for the next review
@@ -206,16 +208,19 @@ def early_scan(config: Config, scope: Scope, request: ReviewRequest) -> EarlySca
     return EarlyScan(scope, config.review, request.home, request.no_cache)
 
 
-def print_estimate(scope: Scope, config: Config) -> None:
-    """The review's expected cost, one line on stderr, before its first request (the flow
-    makes the same estimate for the report); not with `--console off`, which keeps stderr
-    to the one line of an exit 2."""
+def print_estimate(scope: Scope, config: Config, *, sast: bool) -> dict[str, Any] | None:
+    """The review's expected cost, one line on stderr, before its first request; not with
+    `--console off`, which keeps stderr to the one line of an exit 2. The estimate, for the
+    flow's report (None: the flow makes it; with `--sast` the scan's hints, not yet known
+    here, are part of its prompts)."""
     if config.output.console is ConsoleMode.OFF:
-        return
+        return None
     from reviewflow.cost.review import scope_estimate
     from reviewflow.cost.text import estimate_line
 
-    sys.stderr.write(f"reviewflow: {estimate_line(scope_estimate(scope, config))}\n")
+    estimate = scope_estimate(scope, config)
+    sys.stderr.write(f"reviewflow: {estimate_line(estimate)}\n")
+    return None if sast else estimate
 
 
 def cancelled_run(
@@ -232,7 +237,11 @@ def cancelled_run(
 
 
 def _run_here(
-    request: ReviewRequest, config: Config, scope: Scope, env: Mapping[str, str]
+    request: ReviewRequest,
+    config: Config,
+    scope: Scope,
+    env: Mapping[str, str],
+    estimate: dict[str, Any] | None,
 ) -> ReviewRun:
     """The review flow in this process, with live progress on stderr (sized by `scope`)."""
     from flows.review import heartbeat_off, run_review
@@ -243,7 +252,7 @@ def _run_here(
         ProgressDisplay(sys.stderr, env, files, enabled=config.output.progress) as progress,
         heartbeat_off(),
     ):
-        return run_review(request, config, progress=progress)
+        return run_review(request, config, progress=progress, estimate=estimate)
 
 
 def _print_outcome(run: ReviewRun, config: Config, env: Mapping[str, str]) -> int:

@@ -157,14 +157,25 @@ def parse_token_count(value: object) -> object:
 TokenCount = Annotated[int, BeforeValidator(parse_token_count)]
 
 
+def parse_currency(value: object) -> object:
+    """A currency as its 3-letter ISO 4217 code (`usd` is `USD`)."""
+    if not isinstance(value, str) or re.fullmatch(r"[A-Za-z]{3}", value.strip()) is None:
+        message = f"invalid currency {value!r} (use a 3-letter ISO code, e.g. USD or EUR)"
+        raise ValueError(message)
+    return value.strip().upper()
+
+
 class ModelPrice(_Section):
-    """What the model costs, per million tokens (any one currency, USD in the bundled table)."""
+    """What the model costs, per million tokens, in `currency` (USD, as the bundled table)."""
 
     input: float = Field(ge=0, le=10_000, description="price per million input tokens")
     cached_input: float | None = Field(
         None, ge=0, le=10_000, description="price per million cached input tokens"
     )
     output: float = Field(ge=0, le=10_000, description="price per million output tokens")
+    currency: Annotated[str, BeforeValidator(parse_currency)] = Field(
+        "USD", description="the ISO 4217 code of the prices' currency, e.g. USD or EUR"
+    )
 
     def cost(self, prompt: float, completion: float, cached: float = 0.0) -> float:
         """The price of `prompt` input tokens (`cached` of them read from the provider's

@@ -30,7 +30,7 @@ class PriceInfo(BaseModel):
     price: ModelPrice
     source: Literal["config", "bundled"]
     as_of: str | None = None  # the bundled table's date
-    currency: str | None = None  # the bundled table's; config prices name none
+    currency: str = "USD"  # the bundled table's, or model.price.currency
 
 
 @cache
@@ -48,7 +48,7 @@ def bundled_price(name: str) -> PriceInfo | None:
     for key, entry in table["models"].items():
         if bare.startswith(key) and _SUFFIX.fullmatch(bare[len(key) :]):
             return PriceInfo(
-                price=ModelPrice.model_validate(entry),
+                price=ModelPrice.model_validate({**entry, "currency": table["currency"]}),
                 source="bundled",
                 as_of=table["as_of"],
                 currency=table["currency"],
@@ -59,5 +59,5 @@ def bundled_price(name: str) -> PriceInfo | None:
 def price_of(model: ModelSettings) -> PriceInfo | None:
     """The price a review uses for `model`: its `model.price`, else the bundled one."""
     if model.price is not None:
-        return PriceInfo(price=model.price, source="config")
+        return PriceInfo(price=model.price, source="config", currency=model.price.currency)
     return bundled_price(model.name)

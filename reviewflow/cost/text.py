@@ -75,8 +75,19 @@ def budget_verdict(estimate: Estimate, settings: ReviewSettings) -> dict[str, An
 
 
 def _amount(record: dict[str, Any], value: float) -> str:
-    usd = record["price"] is not None and record["price"]["currency"] == "USD"
-    return f"${money(value)}" if usd else money(value)
+    """`$0.42` in USD, `0.42 EUR` in another currency, the price's."""
+    currency = "USD" if record["price"] is None else record["price"]["currency"]
+    return f"${money(value)}" if currency == "USD" else f"{money(value)} {currency}"
+
+
+def _limit(record: dict[str, Any], verdict: dict[str, Any]) -> str:
+    """The budget in words, `--max-cost` in the price's currency (`200k tokens and $2.50`)."""
+    parts = []
+    if verdict["max_tokens"] is not None:
+        parts.append(BudgetState(max_tokens=verdict["max_tokens"]).describe())
+    if verdict["max_cost"] is not None:
+        parts.append(_amount(record, verdict["max_cost"]))
+    return " and ".join(parts)
 
 
 def cost_text(record: dict[str, Any]) -> str:
@@ -98,7 +109,7 @@ def estimate_line(record: dict[str, Any]) -> str:
     verdict = record.get("budget")
     if verdict is None:
         return line
-    limit = BudgetState(max_tokens=verdict["max_tokens"], max_cost=verdict["max_cost"]).describe()
+    limit = _limit(record, verdict)
     if verdict["fits"]:
         return f"{line}; fits the budget of {limit}"
     return f"{line}; does NOT fit the budget of {limit}: the review will stop when it is spent"
@@ -125,4 +136,42 @@ def estimate_table(record: dict[str, Any], paths: list[str]) -> list[str]:
         f"{stage} {figures['requests']:.1f}" for stage, figures in record["by_stage"].items()
     )
     lines.append(f"  requests by stage: {stages}")
+    lines.append(f"  {_prices_note(record)}")
     return lines
+
+
+def _prices_note(record: dict[str, Any]) -> str:
+    """Where the table's prices come from: the bundled table's date, model.price, or none."""
+    price = record["price"]
+    if price is None:
+        return f"prices: none for model '{record['model']}' (set model.price)"
+    if price["source"] == "config":
+        return f"prices: model.price ({price['currency']} per million tokens)"
+    return (
+        f"prices: the bundled table of {price['as_of']} ({price['currency']} per million "
+        "tokens); model.price overrides it"
+    )
+
+
+def price_line(model: ModelSettings) -> str:
+    """Which price a review of `model` uses: `config test`'s line (bundled entry with its date,
+    model.price, or none)."""
+    from reviewflow.cost.prices import price_of
+
+    info = price_of(model)
+    if info is None:
+        return (
+            f"price: none for model '{model.name}' (not in the bundled table): estimates name "
+            "no cost and --max-cost is refused; set model.price"
+        )
+    price = info.price
+    rates = f"input {price.input:g}, output {price.output:g}"
+    if price.cached_input is not None:
+        rates += f", cached input {price.cached_input:g}"
+    rates += f" {info.currency} per million tokens"
+    if info.source == "config":
+        return f"price: model.price ({rates})"
+    return (
+        f"price: bundled table entry for '{model.name}' of {info.as_of} ({rates}); "
+        "model.price overrides it"
+    )

@@ -179,3 +179,63 @@ def test_a_budget_that_fits_changes_nothing_and_the_report_holds_the_estimate(
     estimate = report["estimate"]
     assert estimate["files"][0]["path"] == "a.py" and estimate["budget"]["fits"] is True
     assert estimate["requests"] == pytest.approx(6, abs=0.5)  # 2 main each (+ a filter share)
+
+
+async def _flow_run_ids() -> set[str]:
+    from prefect.client.orchestration import get_client
+
+    async with get_client() as client:
+        return {str(run.id) for run in await client.read_flow_runs()}
+
+
+async def _task_names(flow_run_id: str) -> list[str]:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+
+    async with get_client() as client:
+        runs = await client.read_task_runs(
+            flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id]))
+        )
+    return [run.name.rsplit("-", 1)[0] for run in runs]
+
+
+def _stages_of_the_next_review(review: Any) -> tuple[Any, list[str]]:
+    """What `review()` returned and the names of its flow run's task runs (recorded in the API
+    asynchronously: read until the last stage, `report`, is there)."""
+    import asyncio
+    import time
+
+    before = asyncio.run(_flow_run_ids())
+    result = review()
+    (flow_run_id,) = asyncio.run(_flow_run_ids()) - before
+    names: list[str] = []
+    for _ in range(100):
+        names = asyncio.run(_task_names(flow_run_id))
+        if "report" in names:
+            break
+        time.sleep(0.1)
+    assert "report" in names
+    return result, names
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_cli_review_estimates_once_and_hands_its_estimate_to_the_flow(
+    three: GitRepo,
+    wire: WireServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The CLI's line and the report's `estimate` are one computation: the flow's
+    `estimate_cost` stage does not run; with `--console off` (no line) the flow makes it."""
+    wire.respond("openai", Metered({"a.py": [LEAK], "b.py": [], "c.py": []}))
+    (code, report), names = _stages_of_the_next_review(lambda: _review(three, wire, monkeypatch))
+    assert code == 1 and "estimate_cost" not in names and "chunk_files" in names
+    jsonschema.validate(report, report_schema())
+    err = capsys.readouterr().err
+    assert f"estimate: ~{report['estimate']['requests']:.0f} requests, " in err
+    assert report["estimate"]["price"]["source"] == "bundled"
+
+    quiet = lambda: _review(three, wire, monkeypatch, "--console", "off", "--no-cache")  # noqa: E731
+    (code, again), names = _stages_of_the_next_review(quiet)
+    assert code == 1 and names.count("estimate_cost") == 1
+    assert again["estimate"] == report["estimate"]  # the same estimate either way

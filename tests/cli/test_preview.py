@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -14,6 +15,8 @@ import pytest
 
 from flows.cli.main import main
 from tests.gitutil import GitRepo
+from tests.publish.scenario import Side
+from tests.wire_server import WireServer
 
 
 @pytest.fixture
@@ -211,3 +214,64 @@ def test_default_paths(path: str, excluded: bool) -> None:
     from reviewflow.select.filtering import default_excluded
 
     assert (default_excluded(path) is not None) is excluded
+
+
+def test_preview_says_where_its_prices_come_from(
+    mixed: GitRepo, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from reviewflow.cost.prices import bundled_table
+
+    monkeypatch.setenv("REVIEWFLOW_MODEL_NAME", "gpt-4o-mini")
+    assert main(["review", "--preview", "--repo", str(mixed.root)]) == 0
+    as_of = bundled_table()["as_of"]
+    note = f"prices: the bundled table of {as_of} (USD per million tokens); model.price overrides"
+    assert note in capsys.readouterr().out
+
+
+@pytest.fixture(params=["github", "gitlab"])
+def side(request: pytest.FixtureRequest) -> Iterator[Side]:
+    from tests.publish import fake_github, fake_gitlab
+    from tests.publish.scenario import GitHubSide, GitLabSide
+
+    if request.param == "github":
+        with fake_github.FakeGitHub() as github:
+            yield GitHubSide(github)
+    else:
+        with fake_gitlab.FakeGitLab() as gitlab:
+            yield GitLabSide(gitlab)
+
+
+def test_preview_of_a_pull_request_previews_its_range_and_cost(
+    side: Side, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wire: WireServer
+) -> None:
+    """`--preview --publish`: the request's base..head, read from the platform as the review
+    reads it, not the (empty) workspace; no model request."""
+    from tests.publish.scenario import PullRequest, use_env
+
+    pr = PullRequest.create(tmp_path, side)
+    use_env(monkeypatch, wire, side.env())
+    monkeypatch.setenv("REVIEWFLOW_MODEL_NAME", "gpt-4o-mini")
+    doc = preview_json(pr.repo, tmp_path, "--publish", "auto")
+    assert (doc["metadata"]["base_sha"], doc["metadata"]["head_sha"]) == (pr.base, pr.head)
+    assert [f["path"] for f in doc["files"]] == ["app/settings.py"]
+    assert doc["estimate"]["requests"] > 0 and doc["estimate"]["cost"] > 0
+    assert wire.requests() == []
+
+
+def test_preview_of_a_pull_request_the_platform_refuses_is_one_line_and_exit_2(
+    side: Side,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    wire: WireServer,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tests.publish.scenario import PullRequest, use_env
+
+    pr = PullRequest.create(tmp_path, side)
+    use_env(monkeypatch, wire, side.env(token="not-the-token"))
+    args = ["review", "--preview", "--repo", str(pr.repo.root), "--publish", "auto"]
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1
+    assert captured.err.startswith("reviewflow: error: ") and "not-the-token" not in captured.err
+    assert "token was refused (HTTP 401)" in captured.err  # the preflight's, as a review's

@@ -165,10 +165,8 @@ def test_the_budget_verdict_counts_tokens_and_money(repo: GitRepo) -> None:
     roomy = Config.model_validate({"model": priced, "review": {"max_cost": 100}})
     tight = Config.model_validate({"model": priced, "review": {"max_cost": 1}})
     tokens = Config.model_validate({"model": priced, "review": {"max_tokens": 1000}})
-    assert estimate_line(scope_estimate(scope, roomy)).endswith(
-        "; fits the budget of 100.00 in cost"
-    )
-    assert "does NOT fit the budget of 1.00 in cost" in estimate_line(scope_estimate(scope, tight))
+    assert estimate_line(scope_estimate(scope, roomy)).endswith("; fits the budget of $100.00")
+    assert "does NOT fit the budget of $1.00" in estimate_line(scope_estimate(scope, tight))
     record = scope_estimate(scope, tokens)
     assert record["budget"] == {"max_tokens": 1000, "max_cost": None, "fits": False}
-    assert f", ~{record['cost']:.2f} (model.price); does NOT fit" in estimate_line(record)
+    assert f", ~${record['cost']:.2f} (model.price); does NOT fit" in estimate_line(record)

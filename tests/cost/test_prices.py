@@ -6,6 +6,7 @@ import pytest
 
 from reviewflow.config import Config, ModelPrice, ModelSettings
 from reviewflow.cost.prices import bundled_price, bundled_table, price_of
+from tests.wire_server import TEST_KEY, Text, WireServer
 
 
 @pytest.mark.parametrize(
@@ -56,3 +57,61 @@ def test_model_price_and_budget_in_config() -> None:
     for bad in ({"max_tokens": "lots"}, {"max_tokens": 10}, {"max_cost": 0}):
         with pytest.raises(ValueError):
             Config.model_validate({"review": bad})
+
+
+def test_model_price_names_its_currency_as_an_iso_code() -> None:
+    assert ModelPrice(input=1, output=2).currency == "USD"  # the bundled table's
+    price = ModelPrice.model_validate({"input": 1, "output": 2, "currency": "eur"})
+    assert price.currency == "EUR"
+    info = price_of(ModelSettings(name="local-model", price=price))
+    assert info is not None and info.currency == "EUR"
+    for bad in ("euro", "E1R", "", 7):
+        with pytest.raises(ValueError, match="3-letter ISO code"):
+            ModelPrice.model_validate({"input": 1, "output": 2, "currency": bad})
+
+
+def test_the_estimate_and_the_budget_name_the_prices_currency() -> None:
+    from reviewflow.cost.text import estimate_line
+
+    price = {"input": 1, "output": 2, "source": "config", "as_of": None, "currency": "EUR"}
+    record = {"requests": 3, "prompt_tokens": 9000, "completion_tokens": 800, "cost": 0.5}
+    record |= {"model": "m", "price": price, "by_stage": {}, "files": []}
+    record["budget"] = {"max_tokens": None, "max_cost": 2.5, "fits": True}
+    line = estimate_line(record)
+    assert "~0.50 EUR (model.price)" in line and "fits the budget of 2.50 EUR" in line
+    price["currency"] = "USD"
+    assert "~$0.50 (model.price); fits the budget of $2.50" in estimate_line(record)
+
+
+def test_the_price_in_force_line() -> None:
+    from reviewflow.cost.text import price_line
+
+    as_of = bundled_table()["as_of"]
+    line = price_line(ModelSettings(name="gpt-4o-2024-08-06"))
+    assert line.startswith(f"price: bundled table entry for 'gpt-4o-2024-08-06' of {as_of} (")
+    assert "USD per million tokens" in line and "model.price overrides it" in line
+    own = ModelSettings(name="gpt-4o", price=ModelPrice(input=1, output=2, currency="EUR"))
+    assert price_line(own) == "price: model.price (input 1, output 2 EUR per million tokens)"
+    assert price_line(ModelSettings(name="llama3.1:8b")).startswith("price: none for model")
+
+
+def test_config_test_shows_the_price_in_force(
+    wire: WireServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from flows.cli.main import main
+
+    monkeypatch.setenv("REVIEWFLOW_MODEL_PROTOCOL", "openai")
+    monkeypatch.setenv("REVIEWFLOW_MODEL_NAME", "gpt-4o-mini")
+    monkeypatch.setenv("REVIEWFLOW_MODEL_ENDPOINT", wire.base_url("openai"))
+    monkeypatch.setenv("REVIEWFLOW_MODEL_API_KEY", TEST_KEY)
+    wire.script("openai", [Text("OK")])
+    assert main(["config", "test"]) == 0
+    out = capsys.readouterr().out
+    as_of = bundled_table()["as_of"]
+    assert f"  price: bundled table entry for 'gpt-4o-mini' of {as_of} (input 0.15" in out
+
+
+def test_the_bundled_table_says_its_date_and_what_overrides_it() -> None:
+    table = bundled_table()
+    assert table["as_of"] and table["currency"] == "USD"
+    assert table["overridden_by"].startswith("model.price")

@@ -23,7 +23,7 @@ STAGES = {
     "collect_diff",
     "select_files",
     "chunk_files",
-    "estimate_cost",
+    # not estimate_cost: a CLI review hands the flow the estimate it printed (tests/cli/test_budget)
     "identify_snapshot",
     "plan",
     "tool_loop",
