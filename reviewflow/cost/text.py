@@ -7,7 +7,7 @@ from typing import Any
 
 from reviewflow.config import ModelSettings, ReviewSettings
 from reviewflow.cost.estimate import Estimate, Figures, FileEstimate
-from reviewflow.providers.budget import BudgetState, money, short_count
+from reviewflow.providers.budget import BudgetState, money, priced, short_count
 
 
 def figures_record(figures: Figures, cost: float | None) -> dict[str, Any]:
@@ -74,9 +74,13 @@ def budget_verdict(estimate: Estimate, settings: ReviewSettings) -> dict[str, An
     }
 
 
+def _currency(record: dict[str, Any]) -> str:
+    return "USD" if record["price"] is None else str(record["price"]["currency"])
+
+
 def _amount(record: dict[str, Any], value: float) -> str:
     """`$0.42` in USD, `0.42 EUR` in another currency, the price's."""
-    currency = "USD" if record["price"] is None else record["price"]["currency"]
+    currency = _currency(record)
     return f"${money(value)}" if currency == "USD" else f"{money(value)} {currency}"
 
 
@@ -86,7 +90,7 @@ def _limit(record: dict[str, Any], verdict: dict[str, Any]) -> str:
     if verdict["max_tokens"] is not None:
         parts.append(BudgetState(max_tokens=verdict["max_tokens"]).describe())
     if verdict["max_cost"] is not None:
-        parts.append(_amount(record, verdict["max_cost"]))
+        parts.append(priced(verdict["max_cost"], _currency(record)))  # as typed: $0.001
     return " and ".join(parts)
 
 
