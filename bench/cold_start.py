@@ -37,7 +37,9 @@ from flows.local.process import DATABASE_FILE, spawn, stop_process, wait_ready  
 from flows.local.settings import prefect_home  # noqa: E402
 
 REPS = 6
-TARGET_S = 1.0
+# Decided 2026-12-03 (issue 28): a cold review may take up to +1.25 s over the managed server's
+# own start measured beside it; the rest is what any first flow run in a fresh process pays.
+TARGET_S = 1.25
 
 
 def server_start(home: Path, env: dict[str, str]) -> float:
@@ -114,8 +116,8 @@ def report(servers: list[float], colds: list[float]) -> None:
     )
     print(
         f"cold review - server start, per pair: median {difference:+.2f} s (min "
-        f"{min(differences):+.2f}, max {max(differences):+.2f}); target <= +{TARGET_S:.1f} s: "
-        f"{'met' if difference <= TARGET_S else 'not met'}"
+        f"{min(differences):+.2f}, max {max(differences):+.2f}); target <= +{TARGET_S:.2f} s: "
+        f"{'PASS' if difference <= TARGET_S else 'OVER'}"
     )
 
 
