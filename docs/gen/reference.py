@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -111,9 +114,24 @@ def _command(name: str, parser: argparse.ArgumentParser, level: int) -> list[str
 
 
 def commands_page() -> str:
-    import os
+    with _columns(100):  # help is wrapped the same whatever the terminal
+        return _commands_page()
 
-    os.environ["COLUMNS"] = "100"  # help is wrapped the same on every terminal
+
+@contextmanager
+def _columns(width: int) -> Iterator[None]:
+    before = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = str(width)
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = before
+
+
+def _commands_page() -> str:
     parser = build_parser()
     out = [
         HEADER,
