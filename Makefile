@@ -7,7 +7,7 @@ SAST_VENV ?= $(VENV)-sast
 export DO_NOT_TRACK := 1
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 
-.PHONY: install dev lint type test bench build-info clean image-check
+.PHONY: install dev lint type test docs docs-pictures bench build-info clean image-check
 
 install: $(VENV)/.installed
 
@@ -38,6 +38,15 @@ type: dev
 test: lint type
 	$(BIN)/pytest -q -n auto --dist loadfile
 
+# The documentation site: the generated reference pages, then a strict build into site/.
+docs: dev
+	$(BIN)/python docs/gen/reference.py
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# The pictures in docs/assets/, recorded from a real review against the tests' scripted model.
+docs-pictures: dev
+	$(BIN)/python docs/pictures.py
+
 bench: dev
 	$(BIN)/python bench/preview_latency.py
 	$(BIN)/python bench/front_half.py
@@ -55,7 +64,7 @@ build-info:
 		"$$(date -u +%Y-%m-%dT%H:%M:%SZ)" > reviewflow/_build.py
 
 clean:
-	rm -rf $(VENV) $(SAST_VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SAST_VENV) build dist site *.egg-info .pytest_cache .mypy_cache .ruff_cache
 
 # The image's install steps (deployments/docker/install.sh, as the Dockerfile runs them) in a
 # fresh venv, and hadolint: what can be checked without a Docker engine. Needs the package index.

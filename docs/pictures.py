@@ -1,0 +1,185 @@
+"""`make docs-pictures`: what a review looks like, recorded from a real review of a small change
+against the scripted model of the tests (no model, no network): the console report as SVG
+(docs/assets/console-review.svg) and text (console-review.txt, which README.md quotes), and the
+Prefect UI of the managed server the review ran on, screenshot in headless Chromium (Debian's
+`chromium`): the review's flow run and its artifacts. Each artifact page must render the finding
+(checked in the rendered page, not only through the API), so the script fails when one does not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+BEFORE = '''"""Sessions: issue and check tokens."""
+
+import secrets
+
+
+def issue() -> str:
+    return secrets.token_hex(16)
+'''
+AFTER = (
+    BEFORE
+    + """
+
+def check(token: str, stored: str) -> bool:
+    if token == stored:
+        return True
+    return False
+"""
+)
+FINDING = {
+    "severity": "high",
+    "category": "security",
+    "existing_code": "    if token == stored:",
+    "title": "Session token compared with == (timing attack)",
+    "problem": "== on secrets returns as soon as a character differs, so the time it takes "
+    "tells an attacker how much of a guessed token is right.",
+    "evidence": "if token == stored:",
+    "suggestion": "Compare with hmac.compare_digest(token, stored).",
+    "confidence": 0.9,
+}
+
+
+def change(root: Path) -> None:
+    from tests.gitutil import GitRepo
+
+    repo = GitRepo.init(root)
+    repo.write("app/session.py", BEFORE)
+    repo.commit("base")
+    repo.write("app/session.py", AFTER)
+    repo.commit("check tokens")
+
+
+def _env(work: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "REVIEWFLOW_HOME": str(work / "home"),
+        "DO_NOT_TRACK": "1",
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    }
+
+
+def _reviewflow(work: Path, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "flows.cli", *args],
+        env=_env(work),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return done.stdout
+
+
+def record(work: Path) -> str:
+    """The console report of the review, as the terminal gets it (ANSI colours)."""
+    from tests.flows.reviewer import ScriptedReviewer
+    from tests.wire_server import TEST_KEY, WireServer
+
+    change(work / "app")
+    with WireServer() as wire:
+        wire.respond("openai", ScriptedReviewer({"app/session.py": [FINDING]}))
+        env = {
+            **_env(work),
+            "REVIEWFLOW_MODEL_NAME": "gpt-4o",
+            "REVIEWFLOW_MODEL_ENDPOINT": wire.base_url("openai"),
+            "REVIEWFLOW_MODEL_API_KEY": TEST_KEY,
+            "FORCE_COLOR": "1",
+            "COLUMNS": "92",
+        }
+        args = ["review", "--commit", "HEAD", "--no-progress", "--no-warm"]
+        done = subprocess.run(
+            [sys.executable, "-m", "flows.cli", *args, "--report-dir", str(work / "out")],
+            cwd=work / "app",
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    if done.returncode != 1:
+        raise SystemExit(f"the review ended {done.returncode}, not 1:\n{done.stderr}")
+    out = done.stdout.replace(str(work / "out"), "~/.reviewflow/reports/app/20261203T101512Z")
+    return out.replace(str(work / "app"), "~/src/app")
+
+
+# What each artifact's rendered page must show: the finding in the table, the gate in the summary.
+SHOWS = {"table": "Session token compared with ==", "markdown": "Quality gate failed"}
+CHROMIUM = (
+    "chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+    "--disable-background-networking --disable-component-update --disable-sync "
+    "--window-size=1400,900 --virtual-time-budget=15000"
+).split()
+
+
+def _browser(work: Path, *args: str) -> str:
+    profile = f"--user-data-dir={work / 'chromium'}"
+    done = subprocess.run(
+        [*CHROMIUM, profile, *args], capture_output=True, text=True, timeout=120, check=True
+    )
+    return done.stdout
+
+
+def _api(url: str, path: str, body: dict[str, object]) -> list[dict[str, str]]:
+    import urllib.request
+
+    request = urllib.request.Request(
+        url + "/api" + path, json.dumps(body).encode(), {"content-type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        found: list[dict[str, str]] = json.load(answer)
+    return found
+
+
+def prefect_ui(work: Path, assets: Path) -> None:
+    """Screenshots of the review's flow run and artifacts on the managed server it used."""
+    status = _reviewflow(work, "server", "status")
+    url = re.search(r"open (http://127\.0\.0\.1:\d+)", status)
+    if url is None:
+        raise SystemExit(f"no managed server after the review:\n{status}")
+    base = url.group(1)
+    try:
+        run = _api(base, "/flow_runs/filter", {"limit": 1, "sort": "START_TIME_DESC"})[0]
+        _browser(
+            work,
+            f"--screenshot={assets / 'prefect-flow-run.png'}",
+            f"{base}/runs/flow-run/{run['id']}",
+        )
+        artifacts = _api(base, "/artifacts/filter", {"limit": 10})
+        for artifact in artifacts:
+            page = f"{base}/artifacts/artifact/{artifact['id']}"
+            dom = _browser(work, "--dump-dom", page)
+            if SHOWS[artifact["type"]] not in dom:
+                raise SystemExit(f"the {artifact['type']} artifact's page shows no finding: {page}")
+            shot = assets / f"prefect-artifact-{artifact['type']}.png"
+            _browser(work, f"--screenshot={shot}", page)
+    finally:
+        _reviewflow(work, "server", "stop", "--force")
+
+
+def main() -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    assets = ROOT / "docs" / "assets"
+    assets.mkdir(exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="rf-pictures-") as tmp:
+        ansi = record(Path(tmp))
+        prefect_ui(Path(tmp), assets)
+    console = Console(record=True, width=92, file=open(os.devnull, "w"))  # noqa: SIM115
+    console.print(Text.from_ansi(ansi))
+    (assets / "console-review.svg").write_text(console.export_svg(title="reviewflow review"))
+    (assets / "console-review.txt").write_text(Text.from_ansi(ansi).plain)
+    print(Text.from_ansi(ansi).plain)
+
+
+if __name__ == "__main__":
+    main()
