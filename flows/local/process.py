@@ -273,6 +273,29 @@ class Booting:
         return not is_ours(self.state)
 
 
+LOGS_KEPT = 5  # server.log.1 (the previous server's) to server.log.5
+LOG_KEPT_BYTES = 1 << 20  # of a log moved aside, its last MiB (where a crash's lines are)
+
+
+def rotate_log(log: Path) -> None:
+    """Move `log` aside as `log.1` (its last LOG_KEPT_BYTES), `.1` to `.2`..., the oldest of
+    LOGS_KEPT dropped: a new server's log never overwrites the one before."""
+    if not log.exists():
+        return
+    for n in range(LOGS_KEPT - 1, 0, -1):
+        older = log.with_name(f"{log.name}.{n}")
+        if older.exists():
+            older.replace(log.with_name(f"{log.name}.{n + 1}"))
+    with log.open("rb") as source:
+        source.seek(max(0, log.stat().st_size - LOG_KEPT_BYTES))
+        tail = source.read()
+    kept = log.with_name(f"{log.name}.1")
+    fd = os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(tail)
+    log.unlink()
+
+
 def spawn(
     home: Path, env: Mapping[str, str], idle_minutes: float, port: int, *, full_start: bool = False
 ) -> Booting:
@@ -287,6 +310,7 @@ def spawn(
         "--idle-seconds", str(idle_minutes * 60), "--instance", instance, "--home", str(home),
     ]  # fmt: skip
     log = home / LOG_FILE
+    rotate_log(log)  # the previous server's lines (a crash's) stay in server.log.1
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with sock, os.fdopen(fd, "wb") as out:
         process = subprocess.Popen(
