@@ -17,6 +17,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -84,8 +85,9 @@ def reviews_dir(phome: Path) -> Path:
 
 class ReviewRecord:
     """This process's record as a review running on the managed server of `phome`; `close`
-    (or the context's end) removes it. A record that cannot be written costs the review
-    nothing (`server stop` then does not see it)."""
+    (or the context's end) removes it. Records of reviews that ended without removing theirs
+    (killed outright) are removed first. A record that cannot be written does not stop the
+    review: it says so on stderr, since `server stop` will not see it."""
 
     def __init__(self, phome: Path | None, repository: str) -> None:
         self.path: Path | None = None
@@ -96,8 +98,14 @@ class ReviewRecord:
         path = reviews_dir(phome) / f"{review.pid}.json"
         try:
             private_dirs(path.parent)
+            running_reviews(phome)  # forgets the stale records
             write_output(path, json.dumps(asdict(review)) + "\n")
-        except (OSError, ReviewError):
+        except (OSError, ReviewError) as exc:
+            reason = getattr(exc, "strerror", None) or exc
+            sys.stderr.write(
+                f"reviewflow: warning: cannot record this review in {path.parent} ({reason}): "
+                "`reviewflow server stop` will not know it is running\n"
+            )
             return
         self.path = path
 
