@@ -106,8 +106,8 @@ def server_status(home: Path) -> ServerStatus:
     for other in homes:
         server = read_state(other)
         if other != phome and server is not None and is_ours(server):
-            version = server.prefect_version or "?"
-            others.append(f"the server of Prefect {version}, pid {server.pid} ({other})")
+            of = f" of Prefect {server.prefect_version}" if server.prefect_version else ""
+            others.append(f"the server{of}, pid {server.pid} ({other})")  # no version: booting
         for process in running_warm(other):
             if (other, process.install) != (phome, install):
                 others.append(f"a warm review process of {process.program}, pid {process.pid}")
