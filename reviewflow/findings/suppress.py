@@ -4,8 +4,9 @@
     // reviewflow: ignore
     -- reviewflow: ignore-file[performance] generated migration
 
-A comment `reviewflow: ignore` on one of a finding's lines or on the line just above its first
-line silences it; `reviewflow: ignore-file` in the first `FILE_HEADER_LINES` lines silences the
+A comment `reviewflow: ignore` that ends a code line silences findings on that line only; one
+alone on its line silences findings on that line and on the next line (the very next line, blank
+or not), so a trailing comment never reaches the line below it; `reviewflow: ignore-file` in the first `FILE_HEADER_LINES` lines silences the
 whole file. `[category, ...]` (000's six categories or their aliases) narrows it to those
 categories; the rest of the comment is the reason. Only a comment in a syntax of the file's
 language counts (`comments.comment_openers`). Suppressions are read from the file as it is
@@ -41,6 +42,7 @@ class Suppression:
     categories: frozenset[Category]  # empty: every category
     reason: str
     added: bool
+    alone: bool = False  # the comment is alone on its line: it also covers the next line
 
     @property
     def location(self) -> str:
@@ -57,7 +59,9 @@ class Suppression:
         """Whether this suppression silences `finding` (a finding of its own file)."""
         if self.categories and finding.category not in self.categories:
             return False
-        return self.whole_file or finding.start_line - 1 <= self.line <= finding.end_line
+        if self.whole_file or finding.start_line <= self.line <= finding.end_line:
+            return True
+        return self.alone and self.line == finding.start_line - 1
 
 
 @lru_cache(maxsize=64)
@@ -100,8 +104,11 @@ def find_suppressions(
             if not categories:
                 continue  # silencing every category instead would go beyond what was asked
         reason = _reason(match.group(3))
+        alone = not line[: match.start()].strip()
         found.append(
-            Suppression(path, number, whole_file, categories, reason, number in added_lines)
+            Suppression(
+                path, number, whole_file, categories, reason, number in added_lines, alone
+            )
         )
     return found, warnings
 

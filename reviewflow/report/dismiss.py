@@ -6,6 +6,8 @@ with `--local`, the home's `dismissed.json` (entries name the repository they ap
 
 from __future__ import annotations
 
+import getpass
+import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -67,7 +69,7 @@ def dismiss(
         path=found.path,
         title=found.title,
         reason=why,
-        by=git_user(repo_root),
+        by=dismisser(repo_root),
         at=(now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
         repository=str(repo_root) if local else None,
     )
@@ -108,3 +110,19 @@ def listed(repo_root: Path, home: Path) -> list[Listed]:
         Listed(e, home_path, True) for e in read_file(home_path) if e.repository == str(repo_root)
     ]
     return shared + mine
+
+
+def dismisser(repo_root: Path) -> str:
+    """Who is dismissing: the Git identity, else the operating system's user name, else the
+    numeric user id (`uid 1000`), so an entry never records an empty `by`."""
+    who = git_user(repo_root)
+    if who:
+        return who
+    try:
+        name = getpass.getuser().strip()
+    except (OSError, KeyError):  # no login name in the environment nor the password database
+        name = ""
+    if name:
+        return name
+    getuid = getattr(os, "getuid", None)
+    return f"uid {getuid()}" if getuid is not None else "unknown user"

@@ -150,3 +150,33 @@ def test_a_broken_file_is_named_and_left_as_it_is(
     )
     assert broken.read_text() == '{"version": 2, "dismissed": []}'
     assert _run(reviewed, "dismissed") == 2
+
+
+def test_without_a_git_identity_the_os_user_is_recorded_and_listed(
+    reviewed: GitRepo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bare = tmp_path / "no-identity.gitconfig"
+    bare.write_text("[init]\n\tdefaultBranch = main\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(bare))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "EMAIL"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        monkeypatch.setenv(name, "ci-runner")
+    assert _run(reviewed, "dismiss", "F3a9c0d1e2f3a", "--reason", "fixture key") == 0
+    saved = json.loads((reviewed.root / ".reviewflow" / "dismissed.json").read_text())
+    assert [e["by"] for e in saved["dismissed"]] == ["ci-runner"]
+    capsys.readouterr()
+
+    assert _run(reviewed, "dismissed") == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith('F3a9c0d1e2f3a "Leak" (app.py) by ci-runner on 20')
+    assert line.endswith(": fixture key  [.reviewflow/dismissed.json]")
+    assert _run(reviewed, "dismissed", "--json") == 0
+    (record,) = json.loads(capsys.readouterr().out)
+    assert (record["by"], record["reason"]) == ("ci-runner", "fixture key")
+    assert record["at"].endswith("Z")

@@ -151,3 +151,51 @@ def test_lines_are_numbered_as_git_numbers_them() -> None:
     text = "a = '\x0c'\r\nb = 1  # reviewflow: ignore  windows line end\r\n"
     found = only("crlf.py", text)
     assert (found.line, found.reason) == (2, "windows line end")
+
+
+@pytest.mark.parametrize(
+    ("path", "trailing", "alone"),
+    [
+        ("app/views.py", 'key = "k"  # reviewflow: ignore', "# reviewflow: ignore"),
+        ("web/app.js", 'key = "k"; // reviewflow: ignore', "// reviewflow: ignore"),
+        ("web/app.ts", 'key = "k"; /* reviewflow: ignore */', "/* reviewflow: ignore */"),
+        ("db/001.sql", "SELECT 'k'; -- reviewflow: ignore", "-- reviewflow: ignore"),
+        ("db/002.sql", "SELECT 'k'; /* reviewflow: ignore */", "  /* reviewflow: ignore */"),
+        ("docs/page.html", "<b>k</b> <!-- reviewflow: ignore -->", "<!-- reviewflow: ignore -->"),
+        ("src/core.clj", '(def k "k") ; reviewflow: ignore', "; reviewflow: ignore"),
+        ("src/mod.erl", 'K = "k". % reviewflow: ignore', "% reviewflow: ignore"),
+    ],
+)
+def test_a_trailing_comment_covers_its_line_and_one_alone_the_next(
+    path: str, trailing: str, alone: str
+) -> None:
+    code = "x = 1"
+    at_end = only(path, f"{code}\n{trailing}\n{code}\n")
+    assert not at_end.alone
+    assert suppression_for(finding(path, 2), [at_end]) is at_end
+    assert suppression_for(finding(path, 3), [at_end]) is None  # not the line below
+    assert suppression_for(finding(path, 1, 3), [at_end]) is at_end  # inside the range
+    by_itself = only(path, f"{code}\n{alone}\n{code}\n\n{code}\n")
+    assert by_itself.alone
+    assert suppression_for(finding(path, 3), [by_itself]) is by_itself  # the next line
+    assert suppression_for(finding(path, 2), [by_itself]) is by_itself
+    assert suppression_for(finding(path, 1), [by_itself]) is None
+    assert suppression_for(finding(path, 4), [by_itself]) is None
+    assert suppression_for(finding(path, 5), [by_itself]) is None
+
+
+def test_a_rejected_comment_does_not_borrow_the_one_above() -> None:
+    text = (
+        "import os\n\n\n"
+        'TOKEN = "t0k"  # reviewflow: ignore[security] test fixture\n'
+        'PASS = "p4ss"  # reviewflow: ignore[bogus]\n'
+    )
+    found, warnings = find_suppressions("settings.py", text, frozenset())
+    assert [w.message.split(":")[0] for w in warnings] == ["line 5"]
+    assert suppression_for(finding("settings.py", 4), found) == found[0]
+    assert suppression_for(finding("settings.py", 5), found) is None
+
+
+def test_an_alone_comment_covers_the_next_line_even_when_it_is_blank() -> None:
+    found = only("m.py", "# reviewflow: ignore\n\nx = eval(y)\n")
+    assert suppression_for(finding("m.py", 3), [found]) is None
