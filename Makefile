@@ -7,7 +7,7 @@ SAST_VENV ?= $(VENV)-sast
 export DO_NOT_TRACK := 1
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 
-.PHONY: install dev lint type test bench build-info clean image-check
+.PHONY: install dev lint type test test-stress bench build-info clean image-check
 
 install: $(VENV)/.installed
 
@@ -37,6 +37,11 @@ type: dev
 # Test files spread over every core (a module's tests stay together, sharing its servers).
 test: lint type
 	$(BIN)/pytest -q -n auto --dist loadfile
+
+# The rest of the stop matrix (every signal at every point), left out of `make test`;
+# STRESS_SLICE=K/N runs every N-th from K (CI rotates it by the commit, see .ci/run).
+test-stress: dev
+	$(BIN)/pytest -q -n auto --dist loadfile -m stress $(if $(STRESS_SLICE),--stress-slice $(STRESS_SLICE))
 
 bench: dev
 	$(BIN)/python bench/preview_latency.py
