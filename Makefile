@@ -7,7 +7,7 @@ SAST_VENV ?= $(VENV)-sast
 export DO_NOT_TRACK := 1
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 
-.PHONY: install dev lint type test docs docs-pictures bench build-info clean image-check
+.PHONY: install dev lint type test test-stress docs docs-pictures bench build-info clean image-check
 
 install: $(VENV)/.installed
 
@@ -46,6 +46,11 @@ docs: dev
 # The pictures in docs/assets/, recorded from a real review against the tests' scripted model.
 docs-pictures: dev
 	$(BIN)/python docs/pictures.py
+
+# The rest of the stop matrix (every signal at every point), left out of `make test`;
+# STRESS_SLICE=K/N runs every N-th from K (CI rotates it by the commit, see .ci/run).
+test-stress: dev
+	$(BIN)/pytest -q -n auto --dist loadfile -m stress $(if $(STRESS_SLICE),--stress-slice $(STRESS_SLICE))
 
 bench: dev
 	$(BIN)/python bench/preview_latency.py

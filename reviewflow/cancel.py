@@ -204,3 +204,19 @@ def announce(detail: str = "") -> None:
 
 def note(signals: list[int], *, announced: bool) -> None:
     CANCEL.note(signals, announced=announced)
+
+
+def caused(exc: BaseException) -> bool:
+    """Whether `exc` is a cancel in disguise: a KeyboardInterrupt in its chain, or any exception
+    after a signal was received (a library catching the signal's KeyboardInterrupt may wrap it
+    without a chain: pydantic's serializer reports it as a PydanticSerializationError)."""
+    if CANCEL.requested():
+        return True
+    seen: list[BaseException] = []
+    link: BaseException | None = exc
+    while link is not None and link not in seen:
+        if isinstance(link, KeyboardInterrupt):
+            return True
+        seen.append(link)
+        link = link.__cause__ or link.__context__
+    return False

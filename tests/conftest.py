@@ -9,6 +9,7 @@ import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -74,7 +75,51 @@ _SLOW_DIRS = ("server",)
 _SLOW_MODULES = ("test_worker.py", "test_dask.py", "test_resume.py")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--stress-slice", default=None, metavar="K/N",
+        help="run only the stress tests whose ordinal i has i %% N == K (CI's rotation)",
+    )  # fmt: skip
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _mark_slow(items)
+    _select_stress(config, items)
+
+
+def _select_stress(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The stress matrix (every signal at every point, `stress`): left out unless a `-m`
+    names it (`make test-stress`); `--stress-slice K/N` keeps every N-th one from K."""
+    stress = [item for item in items if item.get_closest_marker("stress") is not None]
+    chosen = config.getoption("--stress-slice")
+    if "stress" not in config.option.markexpr:
+        dropped = stress
+    elif chosen is not None:
+        k, n = (int(part) for part in chosen.split("/"))
+        dropped = [item for i, item in enumerate(stress) if i % n != k]
+        kept = [item.nodeid for item in stress if item not in dropped]
+        config.stash[_STRESS_RAN] = kept
+    else:
+        dropped = []
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in dropped]
+
+
+_STRESS_RAN = pytest.StashKey[list[str]]()
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    """Which stress tests a `--stress-slice` ran (CI's log names its slice)."""
+    ran = config.stash.get(_STRESS_RAN, None)
+    if ran is not None:
+        chosen = config.getoption("--stress-slice")
+        terminalreporter.write_line(f"stress slice {chosen}: {len(ran)} tests")
+        for nodeid in ran:
+            terminalreporter.write_line(f"  {nodeid}")
+
+
+def _mark_slow(items: list[pytest.Item]) -> None:
     for item in items:
         path = item.path
         if (

@@ -101,3 +101,50 @@ def test_the_second_signal_and_the_watchdog_exit_130_at_once(program: str, out: 
     )  # fmt: skip
     assert (done.returncode, done.stdout, done.stderr) == (130, out, "reviewflow: cancelled\n")
     assert time.monotonic() - started < 30  # neither sleep ran out
+
+
+_IN_SERIALIZER = """
+import os, signal, sys
+from pathlib import Path
+from pydantic import BaseModel, model_serializer
+from flows.cli.main import unexpected
+from reviewflow import cancel
+
+class Outcome(BaseModel):
+    verdict: str = "pass"
+
+    @model_serializer(mode="wrap")
+    def _ser_model(self, handler):
+        os.kill(os.getpid(), signal.SIGINT)  # the signal lands inside pydantic's serializer
+        return handler(self)
+
+cancel.CANCEL.grace = None
+cancel.install()
+try:
+    Outcome().model_dump_json()
+except Exception as exc:  # pydantic wraps the KeyboardInterrupt, chain dropped
+    print(type(exc).__name__, flush=True)
+    sys.exit(unexpected(exc, Path(sys.argv[1]), verbose=False))
+"""
+
+
+def test_a_signal_inside_a_serializer_is_a_cancel_not_an_internal_error(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _IN_SERIALIZER, str(tmp_path / "run.log")], cwd=ROOT,
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.stdout == "PydanticSerializationError\n"
+    assert done.stderr == "reviewflow: cancelled\n"
+    assert done.returncode == 130
+    assert not (tmp_path / "run.log").exists()  # no traceback recorded: nothing went wrong
+
+
+def test_a_keyboard_interrupt_anywhere_in_the_chain_is_a_cancel(canceller: Canceller) -> None:
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as inner:
+            raise RuntimeError("wrapped") from inner
+    except RuntimeError as exc:
+        assert cancel.caused(exc)
+    assert not cancel.caused(RuntimeError("a bug"))

@@ -54,7 +54,7 @@ def main(
     except BrokenPipeError:
         return 0
     except Exception as exc:  # noqa: BLE001 - the last resort: exit 2 and one line, never 1
-        return _unexpected(exc, log, verbose=getattr(args, "verbose", False))
+        return unexpected(exc, log, verbose=getattr(args, "verbose", False))
 
 
 def _dispatch(
@@ -97,8 +97,12 @@ def check_working_directory() -> None:
         ) from None
 
 
-def _unexpected(exc: Exception, log: Path, *, verbose: bool) -> int:
-    """An environment failure or a bug: the traceback to the log (and stderr if verbose)."""
+def unexpected(exc: Exception, log: Path, *, verbose: bool) -> int:
+    """An environment failure or a bug: the traceback to the log (and stderr if verbose);
+    a cancel a library wrapped in its own error (see `cancel.caused`) is a cancel."""
+    if cancel.caused(exc):
+        cancel.announce()
+        return EXIT_CODE
     details = record_traceback(exc, log)
     if verbose:
         traceback.print_exception(exc, file=sys.stderr)

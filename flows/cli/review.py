@@ -196,6 +196,10 @@ def _review(
                 return _print_outcome(run, config, env)
         except KeyboardInterrupt:  # before the flow took it (a server's start, Prefect's import)
             return _print_outcome(cancelled_run(effective, config, scope, started), config, env)
+        except Exception as exc:  # a cancel a library wrapped in its own error (cancel.caused)
+            if not cancel.caused(exc):
+                raise
+            return _print_outcome(cancelled_run(effective, config, scope, started), config, env)
 
 
 def early_scan(config: Config, scope: Scope, request: ReviewRequest) -> EarlyScan | None:

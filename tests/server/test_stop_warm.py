@@ -42,6 +42,16 @@ KINDS = {"SIGINT": (INT,), "SIGTERM": (TERM,), "SIGINT twice": (INT, INT)}
 STARTED = {"SIGINT": True, "SIGTERM": True, "SIGINT twice": None}
 
 
+def kinds(point: int) -> list[object]:
+    """Every kind at a point: one (in turn over the points) in the default run, the others
+    in the stress matrix (`make test-stress`; CI runs a slice of it per commit)."""
+    names = list(KINDS)
+    return [
+        name if i == point % len(names) else pytest.param(name, marks=pytest.mark.stress)
+        for i, name in enumerate(names)
+    ]
+
+
 @pytest.fixture(scope="module")
 def reviews(tmp_path_factory: pytest.TempPathFactory, prepared_home: Path) -> Iterator[WarmReviews]:
     runtime = Path(tempfile.mkdtemp(prefix="rf-stop-", dir="/tmp"))
@@ -69,14 +79,14 @@ def warm_pid(reviews: WarmReviews) -> Iterator[int]:
     assert reviews.warm_pid() == pid  # the warm process itself goes on
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", kinds(0))
 def test_at_start_up(reviews: WarmReviews, warm_pid: int, kind: str) -> None:
     run = reviews.start()
     run.wait_for(run.handlers_in_place, "the CLI's handlers")
     assert_cancelled(run.interrupt(KINDS[kind]), started=None)
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", kinds(1))
 def test_before_the_child_took_it(reviews: WarmReviews, warm_pid: int, kind: str) -> None:
     """The warm process is frozen: the CLI has connected and waits for `taken`."""
     os.kill(warm_pid, signal.SIGSTOP)
@@ -89,7 +99,7 @@ def test_before_the_child_took_it(reviews: WarmReviews, warm_pid: int, kind: str
     assert_cancelled(ended, started=False)
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", kinds(2))
 def test_while_the_child_reads_the_change(reviews: WarmReviews, warm_pid: int, kind: str) -> None:
     run = reviews.start("--diff", "-", stdin=subprocess.PIPE)
     try:
@@ -103,7 +113,7 @@ def test_while_the_child_reads_the_change(reviews: WarmReviews, warm_pid: int, k
     assert_cancelled(ended, started=False)
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", kinds(3))
 @pytest.mark.parametrize("stage", ["plan", "main", "relocate", "filter", "localize"])
 def test_in_a_model_stage(reviews: WarmReviews, warm_pid: int, stage: str, kind: str) -> None:
     run = reviews.start(*(["--language", "de"] if stage == "localize" else []))
@@ -111,7 +121,7 @@ def test_in_a_model_stage(reviews: WarmReviews, warm_pid: int, stage: str, kind:
     assert_cancelled(run.interrupt(KINDS[kind]), started=STARTED[kind])
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", kinds(4))
 def test_in_a_retrys_delay(reviews: WarmReviews, warm_pid: int, kind: str) -> None:
     """A 500, retried by Prefect 2 s later: the retry is never sent."""
     reviews.reviewer.fail_once = True
@@ -123,7 +133,7 @@ def test_in_a_retrys_delay(reviews: WarmReviews, warm_pid: int, kind: str) -> No
     assert_cancelled(run.interrupt(KINDS[kind]), started=STARTED[kind])
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", kinds(5))
 def test_while_the_reports_are_written(reviews: WarmReviews, warm_pid: int, kind: str) -> None:
     """The Markdown report is a FIFO: the JSON one is written, the Markdown one waits for a
     reader; the reports are then written again as a cancelled review's."""

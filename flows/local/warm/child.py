@@ -53,6 +53,18 @@ class ForkedReview:
     decline: Callable[[], NoReturn]
 
 
+def _failed(exc: Exception, log: TextIO, log_path: str) -> int:
+    """The child's code for an exception the CLI let out: a cancel a library wrapped in its
+    own error (`cancel.caused`) is a cancel, anything else an internal error (exit 2)."""
+    if cancel.caused(exc):
+        cancel.announce()
+        return EXIT_CODE
+    traceback.print_exception(exc, file=log)
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write(INTERNAL_ERROR.format(what=type(exc).__name__, log=log_path))
+    return 2
+
+
 CliMain = Callable[[Sequence[str], ForkedReview], int]
 """The CLI to run in a child: its arguments (without the program name) and the fork context."""
 
@@ -79,6 +91,8 @@ def run_child(
     except KeyboardInterrupt:  # before the CLI ran (or after it returned)
         cancel.announce()
         code = EXIT_CODE
+    except Exception as exc:  # noqa: BLE001 - a library's wrapped cancel, or else a bug
+        code = _failed(exc, log, log_path)
     except BaseException as exc:  # noqa: BLE001 - the child must report a code, whatever happened
         traceback.print_exc(file=log)
         with contextlib.suppress(OSError, ValueError):
