@@ -4,13 +4,14 @@
     // reviewflow: ignore
     -- reviewflow: ignore-file[performance] generated migration
 
-A comment `reviewflow: ignore` that ends a code line silences findings on that line only; one
-alone on its line silences findings on that line and on the next line (the very next line, blank
-or not), so a trailing comment never reaches the line below it; `reviewflow: ignore-file` in the first `FILE_HEADER_LINES` lines silences the
-whole file. `[category, ...]` (000's six categories or their aliases) narrows it to those
-categories; the rest of the comment is the reason. Only a comment in a syntax of the file's
-language counts (`comments.comment_openers`). Suppressions are read from the file as it is
-after the change; one on a line the change adds is `added` (see `review.honour_new_suppressions`).
+A comment `reviewflow: ignore` that ends a code line silences findings on that line only; one alone
+on its line silences findings on that line and on the next line (the very next line, blank or not),
+so a trailing comment never reaches the line below it; `reviewflow: ignore-file` in the first
+`FILE_HEADER_LINES` lines silences the whole file. `[category, ...]` (000's six categories or their
+aliases) narrows it to those categories; the rest of the comment is the reason. Only a comment in a
+syntax of the file's language counts (`comments.comment_openers`). Suppressions are read from the
+file as it is after the change; one on a line the change adds is `added` (see
+`review.honour_new_suppressions`).
 """
 
 from __future__ import annotations

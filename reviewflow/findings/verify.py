@@ -9,6 +9,9 @@
 the model's own as `model_confidence`, and drops the findings below
 `review.confidence_threshold` as `not_verified`. A verification that fails (a request error, an
 unusable answer twice) keeps its finding as it was, unverified, and makes the review incomplete.
+A verifier that answers the questions request with no question at all (`[]`) has not failed:
+the finding stays as it was, unverified (its own confidence already met the threshold), with a
+`verification_no_questions` warning, and the review stays complete.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ QUESTIONS_WRAPPERS = ("questions",)
 SCORE_FORMAT = '{"score": 7, "reason": "one sentence"}'
 SCORE_MAX = 10
 WARNING_CODE = "verification_failed"
+NO_QUESTIONS_CODE = "verification_no_questions"
 DETAIL_QUESTION_CHARS, DETAIL_ANSWER_CHARS = 160, 240
 
 
@@ -68,6 +72,8 @@ def verify(finding: Finding, snapshot: Snapshot, budget: int, send: Send) -> Ver
     if asked.value is None:
         return _failed(result, records, asked.warnings)
     questions = asked.value
+    if not questions:
+        return _unasked(finding, result, records)
     answered = answer_questions(questions, finding, snapshot, budget, send)
     records += answered.records
     result = result.model_copy(update={"questions": questions, "tool_calls": answered.tool_calls})
@@ -88,6 +94,20 @@ def _failed(
 ) -> Verification:
     update = {"complete": False, "warnings": tuple(warnings), "records": records}
     return result.model_copy(update=update)
+
+
+def _unasked(
+    finding: Finding, result: Verification, records: tuple[RequestRecord, ...]
+) -> Verification:
+    """The verifier asked nothing: the finding is kept unverified, the review stays complete."""
+    why = (
+        f"the verifier asked no question about {finding.id} ({finding.path}:"
+        f"{finding.start_line}): kept unverified with its own confidence "
+        f"{finding.confidence:g} (a verifier must answer with {MIN_QUESTIONS} to "
+        f"{MAX_QUESTIONS} falsification questions, a JSON array of strings)"
+    )
+    warning = ReviewWarning(NO_QUESTIONS_CODE, why, finding.path)
+    return result.model_copy(update={"warnings": (warning,), "records": records})
 
 
 def _what(finding: Finding) -> str:
@@ -136,7 +156,7 @@ def _scoring(finding: Finding, questions: Sequence[str], answers: Sequence[str])
 
 def _parse_questions(text: str) -> tuple[str, ...]:
     """2-4 distinct questions (strings, or objects with a string "question"); more than four:
-    the first four."""
+    the first four; none at all (`[]`): the verifier's answer that it has nothing to ask."""
     questions: list[str] = []
     for item in parse_array(text, QUESTIONS_WRAPPERS):
         value = item.get("question") if isinstance(item, dict) else item
@@ -145,7 +165,7 @@ def _parse_questions(text: str) -> tuple[str, ...]:
         question = cut_text(" ".join(value.split()), MAX_QUESTION_CHARS)
         if question and question not in questions:
             questions.append(question)
-    if len(questions) < MIN_QUESTIONS:
+    if questions and len(questions) < MIN_QUESTIONS:
         raise AnswerError(f"{MIN_QUESTIONS} to {MAX_QUESTIONS} questions are needed")
     return tuple(questions[:MAX_QUESTIONS])
 

@@ -257,6 +257,24 @@ def test_a_failed_request_fails_the_verification_at_once(snapshot: Snapshot) -> 
     assert "HTTP 401" in result.warnings[0].message
 
 
+@pytest.mark.parametrize("answer", ["[]", '{"questions": []}', '["  ", ""]'])
+def test_a_verifier_that_asks_nothing_keeps_the_finding_unverified(
+    snapshot: Snapshot, answer: str
+) -> None:
+    model = Verifier(questions=answer)
+    result = verify(_finding(), snapshot, 4, model)
+    assert result.complete and result.score is None and result.questions == ()
+    assert [(r.stage, r.status) for r in result.records] == [("verify_questions", "ok")]
+    assert len(model.of("questions")) == 1 and not model.of("answer") and not model.of("score")
+    [warning] = result.warnings
+    assert warning.code == "verification_no_questions" and warning.path == "app/billing.py"
+    expected = "the verifier asked no question about Fa1 (app/billing.py:16)"
+    assert warning.message.startswith(expected)
+    kept = apply_verifications(Finalized(findings=(_finding(),)), [result], 0.75)
+    assert kept.complete and kept.findings == (_finding(),) and not kept.dropped
+    assert [w.code for w in kept.warnings] == ["verification_no_questions"]
+
+
 def _verification(finding: Finding, score: int | None, **extra: object) -> Verification:
     record = RequestRecord(stage="verify_score", path=finding.path)
     fields: dict[str, object] = {

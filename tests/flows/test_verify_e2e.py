@@ -16,7 +16,15 @@ from reviewflow.report.outcome import report_schema
 from tests.flows.reviewer import ScriptedReviewer, stage_of
 from tests.flows.test_review_e2e import SPLIT, _repo
 from tests.gitutil import GitRepo
-from tests.wire_server import PROTOCOLS, TEST_KEY, HttpError, RecordedRequest, Reply, WireServer
+from tests.wire_server import (
+    PROTOCOLS,
+    TEST_KEY,
+    HttpError,
+    RecordedRequest,
+    Reply,
+    Text,
+    WireServer,
+)
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -135,3 +143,34 @@ def test_a_failed_verification_keeps_the_finding_and_exits_2_then_is_asked_again
     code, report = _review(monkeypatch, wire, "openai", repo, "--verify")
     assert code == 1 and len(wire.requests()) == seen  # everything from the cache
     assert report["findings"][0]["verification"] == {"score": 9, "questions": 2}
+
+
+class _NoQuestions(ScriptedReviewer):
+    """The verifier answers the questions request with an empty array."""
+
+    def __call__(self, record: RecordedRequest) -> Reply:
+        if _stage(record) == "verify_questions":
+            with self._lock:
+                self.stages["verify_questions"] += 1
+            return Text("[]")
+        return super().__call__(record)
+
+
+def test_a_verifier_that_asks_nothing_keeps_the_finding_and_the_review_complete(
+    repo: GitRepo, wire: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reviewer = _NoQuestions({"app/settings.py": [SPLIT]})
+    wire.respond("openai", reviewer)
+    _repo(repo.root)
+    code, report = _review(monkeypatch, wire, "openai", repo, "--verify")
+
+    assert (code, report["status"]) == (1, "complete")  # the kept finding fails the gate
+    jsonschema.validate(report, report_schema())
+    [finding] = report["findings"]  # kept unverified: its own confidence, no score
+    assert finding["confidence"] == 0.85 and "verification" not in finding
+    assert report["errors"] == []
+    [warning] = [w for w in report["warnings"] if w["code"].startswith("verification")]
+    assert warning["code"] == "verification_no_questions"
+    assert warning["message"].startswith("the verifier asked no question about F")
+    assert reviewer.stages["verify_questions"] == 1
+    assert not any(_stage(r) in ("verify_answer", "verify_score") for r in wire.requests())
