@@ -107,9 +107,7 @@ def find_suppressions(
         reason = _reason(match.group(3))
         alone = not line[: match.start()].strip()
         found.append(
-            Suppression(
-                path, number, whole_file, categories, reason, number in added_lines, alone
-            )
+            Suppression(path, number, whole_file, categories, reason, number in added_lines, alone)
         )
     return found, warnings
 
