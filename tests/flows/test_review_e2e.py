@@ -203,7 +203,7 @@ def test_failing_provider_is_incomplete_and_retried_next_time(
     assert [e["code"] for e in report["errors"]] == ["main_request_failed"]
     assert report["usage"]["requests"] == 1  # a 401 is not retried
     assert TEST_KEY not in json.dumps(report)
-    assert "  1 of 1 file reviewed (1 incomplete), 0 findings" in capsys.readouterr().out
+    assert "  0 of 1 file reviewed (1 incomplete: error), 0 findings" in capsys.readouterr().out
     # With the console off, exit 2 is still one line on stderr, naming the cause.
     code, _ = _review(monkeypatch, wire, "anthropic", repo, "--console", "off")
     captured = capsys.readouterr()
