@@ -168,6 +168,7 @@ class Ended:
     run: FlowRun
     artifacts: list[Artifact]
     crash: str = ""
+    timed_out: tuple[str, bool] | None = None  # the state it was left in, and no worker took it
 
 
 def _run_and_wait(request: RunRequest, api: str) -> Ended:
@@ -185,6 +186,9 @@ def _run_and_wait(request: RunRequest, api: str) -> Ended:
             )
             _progress(f"{request.deployment}: flow run '{run.name}' created: {_link(run)}")
             run = _wait(client, run, request.timeout)
+            if run.state is None or not run.state.is_final():  # timed out: not left going
+                left = (_state_name(run.state), _waiting(run))
+                return Ended(_cancel(client, run), [], "", timed_out=left)
             return Ended(run, _own_artifacts(client, run), crash_cause(client, run))
     except ObjectNotFound:
         raise DeploymentRunError(
@@ -215,6 +219,22 @@ def _wait(client: SyncPrefectClient, run: FlowRun, timeout: float) -> FlowRun:
             return run
         time.sleep(min(POLL_SECONDS, left))
         run = client.read_flow_run(run.id)
+
+
+CANCEL_WAIT_SECONDS = 10.0
+
+
+def _cancel(client: SyncPrefectClient, run: FlowRun) -> FlowRun:
+    """Ask the API to cancel `run` (its worker then stops it) and wait a little for it to end."""
+    from prefect.states import Cancelling
+
+    client.set_flow_run_state(run.id, Cancelling(message="deployment-run --timeout"), force=True)
+    deadline = time.monotonic() + CANCEL_WAIT_SECONDS
+    run = client.read_flow_run(run.id)
+    while run.state is not None and not run.state.is_final() and time.monotonic() < deadline:
+        time.sleep(POLL_SECONDS / 4)
+        run = client.read_flow_run(run.id)
+    return run
 
 
 def _own_artifacts(client: SyncPrefectClient, run: FlowRun) -> list[Artifact]:
@@ -251,19 +271,25 @@ def _report(request: RunRequest, ended: Ended) -> int:
 
     run = ended.run
     state = run.state
-    if state is None or not state.is_final():
-        where = state.name if state is not None else "not scheduled"
-        idle = " (no worker took it: is one running on its work pool?)" if _waiting(run) else ""
+    if ended.timed_out is not None:
+        where, waiting = ended.timed_out
+        idle = " (no worker took it: is one running on its work pool?)" if waiting else ""
+        done = state is not None and state.is_cancelled()
         raise DeploymentRunError(
-            f"flow run '{run.name}' ({run.id}) of {request.deployment} is still {where}{idle} "
-            f"after {request.timeout:g} s; it goes on (`prefect flow-run cancel {run.id}` "
-            "stops it)"
+            f"flow run '{run.name}' ({run.id}) of {request.deployment} was still {where} after "
+            f"{request.timeout:g} s{idle}: "
+            + ("cancelled" if done else f"asked to cancel it (now {_state_name(state)})")
         )
+    assert state is not None  # a run that did not time out has ended
     summaries, texts = _summaries(ended.artifacts)
     lines = [f"{state.name}: {state.message or 'no message'}", *filter(None, [ended.crash])]
     lines += [summary_line(summary) for summary in summaries] + texts
     sys.stdout.write("\n".join(lines) + "\n")
     return deployed_exit_code(state.is_completed(), summaries)
+
+
+def _state_name(state: Any) -> str:
+    return state.name if state is not None else "not scheduled"
 
 
 def _summaries(artifacts: list[Artifact]) -> tuple[list[RunSummary], list[str]]:
