@@ -280,7 +280,8 @@ def _report(request: RunRequest, ended: Ended) -> int:
             f"{request.timeout:g} s{idle}: "
             + ("cancelled" if done else f"asked to cancel it (now {_state_name(state)})")
         )
-    assert state is not None  # a run that did not time out has ended
+    if state is None:  # the API answered a run without a state: nothing to report
+        raise DeploymentRunError(f"flow run '{run.name}' ({run.id}) has no state")
     summaries, texts = _summaries(ended.artifacts)
     lines = [f"{state.name}: {state.message or 'no message'}", *filter(None, [ended.crash])]
     lines += [summary_line(summary) for summary in summaries] + texts
