@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import threading
 from collections import defaultdict
 from collections.abc import Iterator
@@ -103,6 +104,13 @@ class _Proxy(ThreadingHTTPServer):
         self.tape = tape
         self.stage = stage  # one mutable cell: what the harness is asking for now
         self.client = httpx.Client(timeout=httpx.Timeout(900.0, connect=30.0))
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up mid-request (a cancelled review) is its own business: no
+        traceback."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
