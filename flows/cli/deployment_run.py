@@ -44,8 +44,9 @@ examples:
 
 The run's state message (the gate line) and summary go to stdout, its progress to stderr.
 exit codes: 0 the run completed, 1 the gate failed on findings, 2 anything else (incomplete
-            review, configuration, Git, provider, a crashed or cancelled run, the timeout, no
-            such deployment, the API unreachable); PREFECT_API_URL names the server
+            review, configuration, Git, provider, a crashed or cancelled run, the timeout (the run
+            is then cancelled), no such deployment, the API unreachable); PREFECT_API_URL names
+            the server
 """
 
 
@@ -105,7 +106,7 @@ def add_parser(sub: argparse._SubParsersAction[Any]) -> None:
         default=DEFAULT_TIMEOUT,
         metavar="DURATION",
         help=f"how long to wait for the run to end, e.g. 30m (default {DEFAULT_TIMEOUT}); "
-        "then exit 2 and leave the run going",
+        "then cancel the run and exit 2",
     )
     parser.add_argument("--run-name", metavar="NAME", help="the flow run's name, e.g. 'PR 42'")
 
