@@ -62,3 +62,30 @@ def test_azure_without_azure_identity_installed_says_how_to_get_it(
     assert report.outcome is Outcome.CONFIG
     assert "pip install 'reviewflow[azure]'" in report.message and "\n" not in report.message
     assert wire.requests() == []
+
+
+@pytest.mark.parametrize("logged_in", [True, False])
+def test_config_test_signs_in_with_the_default_chain(
+    wire: WireServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    logged_in: bool,
+) -> None:
+    from flows.cli.main import main
+
+    azure_cli(monkeypatch, tmp_path, logged_in=logged_in)
+    monkeypatch.delenv("AZURE_OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("REVIEWFLOW_MODEL_API_KEY", raising=False)
+    for name, value in (("PLATFORM", "azure"), ("NAME", "gpt-4o"), ("ENDPOINT", wire.url)):
+        monkeypatch.setenv(f"REVIEWFLOW_MODEL_{name}", value)
+    wire.script("openai", [Text("OK")])
+    code = main(["config", "test"])
+    out, err = capsys.readouterr()
+    assert AZURE_CLI_TOKEN not in out + err
+    if logged_in:
+        assert code == 0 and f"on azure at {wire.url}: OK" in out
+        (record,) = wire.requests("openai")
+        assert record.headers["authorization"] == f"Bearer {AZURE_CLI_TOKEN}"
+    else:
+        assert code == 2 and "az login" in out + err and wire.requests() == []
