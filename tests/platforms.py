@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import re
 from pathlib import Path
 
@@ -113,3 +114,35 @@ def google_adc(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, wire: WireServer
     path.write_text(json.dumps(info), encoding="utf-8")
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(path))
     return path
+
+
+AZURE_CLI_TOKEN = "tok-from-cli.wire-entra-7c41"
+_AZ_TOKEN = {
+    "accessToken": AZURE_CLI_TOKEN,
+    "expiresOn": "2099-01-01 00:00:00.000000",
+    "expires_on": 4070908800,
+    "tokenType": "Bearer",
+}
+
+
+def azure_cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, *, logged_in: bool) -> Path:
+    """azure-identity's default chain narrowed by its own AZURE_TOKEN_CREDENTIALS to the Azure
+    CLI (managed identity would probe the metadata service), with a fake `az` first on PATH: it
+    prints a token for the Cognitive Services resource, or says to run `az login`. Returns the
+    file each `az` call's arguments are appended to."""
+    for name in ("AZURE_CLIENT_ID", "AZURE_TENANT_ID", "AZURE_CLIENT_SECRET", "AZURE_USERNAME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("AZURE_OPENAI_AD_TOKEN", raising=False)
+    monkeypatch.setenv("AZURE_TOKEN_CREDENTIALS", "AzureCliCredential")
+    bin_dir, calls = tmp_path / "az-bin", tmp_path / "az-calls"
+    bin_dir.mkdir()
+    answer = (
+        f"printf '%s' '{json.dumps(_AZ_TOKEN)}'"
+        if logged_in
+        else "echo \"ERROR: Please run 'az login' to setup account.\" >&2; exit 1"
+    )
+    script = bin_dir / "az"
+    script.write_text(f'#!/bin/sh\necho "$*" >> "{calls}"\n{answer}\n')
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    return calls

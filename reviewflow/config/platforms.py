@@ -3,7 +3,8 @@ each platform's own tools that reviewflow reads.
 
 Only the key variables become `model.api_key`; every other credential stays with the platform's
 own chain, read by its SDK when a request is signed: botocore's for AWS (profile, environment,
-role), Google's Application Default Credentials, the openai SDK's Entra ID token variable.
+role), Google's Application Default Credentials, the openai SDK's Entra ID token variable, else
+azure-identity's default chain (environment, managed identity, `az login`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ PLATFORM_KEY_ENV: dict[str, tuple[str, ...]] = {
     "vertex": (),  # Google ADC only
     "azure": ("AZURE_OPENAI_API_KEY",),  # else an Entra ID token (AZURE_OPENAI_AD_TOKEN)
 }
+AZURE_AD_TOKEN_ENV = "AZURE_OPENAI_AD_TOKEN"  # the openai SDK's own variable: a ready-made token
 # Settings a platform's own variable supplies when the config leaves them unset.
 PLATFORM_ENV: dict[str, dict[str, tuple[str, ...]]] = {
     "region": {

@@ -2,12 +2,14 @@
 
 Nothing here reads a credential into reviewflow's config: Google's Application Default
 Credentials and botocore's chain (profile, environment, role) are asked when a request is
-signed, and an Azure key comes in as `model.api_key` like any other.
+signed, and an Azure key comes in as `model.api_key` like any other; without one (nor a
+ready-made token) azure-identity's DefaultAzureCredential is asked for each Entra ID token.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from reviewflow.providers import failures
@@ -17,6 +19,11 @@ _AWS_NO_CREDENTIALS = "Could not resolve AWS credentials"  # anthropic's Bedrock
 AWS_CHAIN = (
     "AWS_PROFILE, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, ~/.aws, or an instance or task "
     "role; or a Bedrock API key in AWS_BEARER_TOKEN_BEDROCK"
+)
+AZURE_SCOPE = "https://cognitiveservices.azure.com/.default"
+AZURE_CHAIN = (
+    "run `az login`, run with a managed identity, set AZURE_CLIENT_ID, AZURE_TENANT_ID and "
+    "AZURE_CLIENT_SECRET, or set AZURE_OPENAI_API_KEY to the resource's key"
 )
 GOOGLE_CHAIN = (
     "run `gcloud auth application-default login`, set GOOGLE_APPLICATION_CREDENTIALS to a "
@@ -126,3 +133,27 @@ def aws_errors() -> tuple[type[Exception], ...]:
 def _first_sentence(exc: BaseException) -> str:
     text = str(exc.args[0]) if exc.args else str(exc)
     return failures.one_line(text.split("\n", 1)[0], limit=160)
+
+
+def azure_token_provider() -> Callable[[], str]:
+    """A callable giving a fresh Entra ID token for Azure OpenAI from azure-identity's default
+    chain (environment, workload and managed identity, `az login`, ...): asked, and cached by
+    azure-identity, when a request is sent; the token is never held in settings."""
+    from azure.identity import DefaultAzureCredential, get_bearer_token_provider
+
+    return get_bearer_token_provider(DefaultAzureCredential(), AZURE_SCOPE)
+
+
+def azure_errors() -> tuple[type[Exception], ...]:
+    """What azure-identity raises when its chain finds no credential or the sign-in fails."""
+    from azure.core.exceptions import ClientAuthenticationError
+
+    return (ClientAuthenticationError,)
+
+
+def azure_failure(protocol: str, model: str) -> failures.ProviderFailure:
+    """The typed error for an Entra ID token the default chain could not get (its own message
+    lists every credential it tried, in its terms: the user gets the ways to sign in)."""
+    return failures.missing_credentials_error(
+        protocol, model, f"no Microsoft Entra ID credentials for Azure OpenAI: {AZURE_CHAIN}"
+    )

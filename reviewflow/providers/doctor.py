@@ -205,10 +205,13 @@ def _azure_hint(outcome: Outcome, settings: ModelSettings) -> str | None:
             f"deployment '{settings.effective_deployment}' not found at {settings.endpoint}: "
             "model.deployment (default: model.name) must name a deployment of that resource"
         )
+    if outcome is Outcome.KEY_REJECTED and settings.api_key is not None:
+        return f"check AZURE_OPENAI_API_KEY belongs to the resource at {settings.endpoint}"
     if outcome is Outcome.KEY_REJECTED:
         return (
-            "check AZURE_OPENAI_API_KEY (or the Entra ID token in AZURE_OPENAI_AD_TOKEN) "
-            f"belongs to the resource at {settings.endpoint}"
+            "check the Entra ID identity (AZURE_OPENAI_AD_TOKEN, else `az login`, the managed "
+            "identity or AZURE_CLIENT_ID) has the Cognitive Services OpenAI User role on the "
+            f"resource at {settings.endpoint}"
         )
     if outcome is Outcome.REJECTED:
         return (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from importlib.util import find_spec
 
 from reviewflow.config import (
@@ -12,6 +13,7 @@ from reviewflow.config import (
     Platform,
     Protocol,
 )
+from reviewflow.config.platforms import AZURE_AD_TOKEN_ENV
 from reviewflow.errors import ConfigError
 from reviewflow.providers.base import Provider
 
@@ -79,6 +81,28 @@ def check_platform(settings: ModelSettings) -> None:
             "the azure platform needs the resource's endpoint: run `reviewflow config set "
             "model.endpoint https://RESOURCE.openai.azure.com` or set AZURE_OPENAI_ENDPOINT"
         )
+    if _needs_azure_identity(settings) and not _installed("azure.identity"):
+        raise PlatformSettingError(
+            "without AZURE_OPENAI_API_KEY or AZURE_OPENAI_AD_TOKEN the azure platform signs in "
+            "with azure-identity, which is not installed: pip install 'reviewflow[azure]'"
+        )
+
+
+def _needs_azure_identity(settings: ModelSettings) -> bool:
+    """Azure with neither a key nor a ready-made Entra ID token: the default chain's turn."""
+    return (
+        settings.platform is Platform.AZURE
+        and settings.api_key is None
+        and not os.environ.get(AZURE_AD_TOKEN_ENV)
+    )
+
+
+def _installed(module: str) -> bool:
+    """Whether `module` can be imported (a missing parent package counts as missing)."""
+    try:
+        return find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
 
 
 def create_provider(settings: ModelSettings) -> Provider:

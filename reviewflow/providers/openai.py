@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Callable
 from typing import Any
 
 import openai
 from openai.types.chat import ChatCompletion
 
 from reviewflow.config import DEFAULT_ENDPOINTS, ModelSettings, Protocol
+from reviewflow.config.platforms import AZURE_AD_TOKEN_ENV
 from reviewflow.errors import ProviderError
 from reviewflow.providers import failures
 from reviewflow.providers.base import Provider
+from reviewflow.providers.cloud import azure_errors, azure_failure, azure_token_provider
 from reviewflow.providers.messages import (
     AssistantMessage,
     FinishReason,
@@ -29,7 +33,6 @@ from reviewflow.providers.shared import (
 )
 from reviewflow.providers.tls import shared_tls_context
 
-ENTRA_TOKEN_ENV = "AZURE_OPENAI_AD_TOKEN"  # the openai SDK's own variable
 NO_KEY = "no-key"  # local servers (Ollama, llama.cpp) accept any bearer token
 # `chat.completions.create` first walks the request through the SDK's TypedDict transform (which
 # renames and reformats typed inputs: ~1.6 ms per request here); ours is plain JSON built below,
@@ -215,39 +218,58 @@ def _cause(exc: BaseException) -> BaseException | None:
 class AzureOpenAIProvider(OpenAIProvider):
     """Chat Completions on Azure OpenAI (`/openai/deployments/{d}/chat/completions`, with
     `api-version`): the key (`model.api_key`, AZURE_OPENAI_API_KEY) in the `api-key` header,
-    else the openai SDK's Entra ID token variable (AZURE_OPENAI_AD_TOKEN)."""
+    else the openai SDK's Entra ID token variable (AZURE_OPENAI_AD_TOKEN), else a token from
+    azure-identity's default chain (the `azure` extra), got when a request is sent."""
 
     credential = "API key or Entra ID token"
 
     def __init__(self, settings: ModelSettings) -> None:
         super().__init__(settings)
         self._official = True  # Azure takes max_completion_tokens (o-series models need it)
-        self._entra_token: str | None = None
+        self._entra_token: str | None = None  # the last one sent, redacted from errors
+        self._lock = threading.Lock()
+        self._chain: Callable[[], str] | None = None  # one credential (and cache) for all clients
 
     def _sent_secrets(self) -> tuple[str, ...]:
         return (self._entra_token,) if self._entra_token else ()
 
     def _new_client(self) -> openai.OpenAI:
+        provider: Callable[[], str] | None = None
         if self._key is None:  # read as the SDK would, to be redacted from errors too
-            self._entra_token = os.environ.get(ENTRA_TOKEN_ENV) or None
+            self._entra_token = os.environ.get(AZURE_AD_TOKEN_ENV) or None
+            provider = None if self._entra_token else self._token_provider()
+        return openai.AzureOpenAI(
+            azure_ad_token=self._entra_token,
+            azure_ad_token_provider=provider,
+            azure_endpoint=self._endpoint,
+            azure_deployment=self._settings.effective_deployment,
+            api_version=self._settings.effective_api_version,
+            api_key=self._key,
+            timeout=self._timeout,
+            max_retries=0,
+            http_client=openai.DefaultHttpxClient(
+                base_url=self._endpoint, timeout=self._timeout, verify=shared_tls_context()
+            ),
+        )
+
+    def _token_provider(self) -> Callable[[], str]:
+        """The default chain's token provider, made once; each token it gives is kept to be
+        redacted from errors."""
+        with self._lock:
+            if self._chain is None:
+                chain = azure_token_provider()
+
+                def token() -> str:
+                    self._entra_token = chain()
+                    return self._entra_token
+
+                self._chain = token
+            return self._chain
+
+    def _send(self, client: openai.OpenAI, request: ModelRequest) -> ModelResponse:
+        if self._chain is None:  # a key or a ready-made token: azure-identity not in play
+            return super()._send(client, request)
         try:
-            return openai.AzureOpenAI(
-                azure_ad_token=self._entra_token,
-                azure_endpoint=self._endpoint,
-                azure_deployment=self._settings.effective_deployment,
-                api_version=self._settings.effective_api_version,
-                api_key=self._key,
-                timeout=self._timeout,
-                max_retries=0,
-                http_client=openai.DefaultHttpxClient(
-                    base_url=self._endpoint, timeout=self._timeout, verify=shared_tls_context()
-                ),
-            )
-        except openai.OpenAIError:  # no key and no Entra ID token: nothing to send
-            raise failures.missing_credentials_error(
-                "openai",
-                self._model,
-                "no Azure OpenAI credentials: set AZURE_OPENAI_API_KEY (or "
-                "REVIEWFLOW_MODEL_API_KEY) to the resource's key, or AZURE_OPENAI_AD_TOKEN to a "
-                "Microsoft Entra ID token",
-            ) from None
+            return super()._send(client, request)
+        except azure_errors():  # the default chain found no credential, or its sign-in failed
+            raise azure_failure("openai", self._model) from None

@@ -26,8 +26,10 @@ from reviewflow.providers.pool import ProviderHandle
 from tests.platforms import (
     AWS_SECRET_KEY,
     AWS_SESSION_TOKEN,
+    AZURE_CLI_TOKEN,
     GOOGLE_PROJECT,
     aws_credentials,
+    azure_cli,
     google_adc,
     no_aws_credentials,
     verify_sigv4,
@@ -345,10 +347,13 @@ def test_azure_entra_id_token_from_the_sdk_variable(
         assert "api-key" not in record.headers
 
 
-def test_azure_without_credentials_sends_nothing(wire: WireServer) -> None:
+def test_azure_without_credentials_sends_nothing(
+    wire: WireServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    azure_cli(monkeypatch, tmp_path, logged_in=False)  # the default chain finds nothing
     report = check_model(Config(model=_azure(wire, key=None)))
     assert report.outcome is Outcome.MISSING_CREDENTIALS
-    assert "AZURE_OPENAI_API_KEY" in report.message and "AZURE_OPENAI_AD_TOKEN" in report.message
+    assert "AZURE_OPENAI_API_KEY" in report.message and "az login" in report.message
     assert wire.requests() == []
 
 
@@ -411,7 +416,7 @@ def test_429_is_retried_through_prefect_on_every_platform(
     wire.assert_done()
 
 
-@pytest.mark.parametrize("kind", ["vertex-anthropic", "azure"])
+@pytest.mark.parametrize("kind", ["vertex-anthropic", "azure", "azure-entra"])
 def test_platform_credentials_never_reach_prefect(
     prefect_harness: None,
     prefect_api_home: Path,
@@ -450,11 +455,14 @@ def test_platform_credentials_never_reach_prefect(
 
     if kind == "azure":
         protocol, secret, settings = "openai", AZURE_KEY, _azure(wire)
+    elif kind == "azure-entra":  # a token from azure-identity's chain (`az login`)
+        azure_cli(monkeypatch, tmp_path, logged_in=True)
+        protocol, secret, settings = "openai", AZURE_CLI_TOKEN, _azure(wire, key=None)
     else:
         google_adc(monkeypatch, tmp_path, wire)
         protocol, secret = "anthropic", GOOGLE_TOKEN
         settings = wire.platform_settings("vertex", protocol, name="claude-x", region="us-east5")
-    for name in (None, "prefect", "openai", "anthropic", "google", "httpx", "httpx2"):
+    for name in (None, "prefect", "openai", "anthropic", "google", "azure", "httpx", "httpx2"):
         caplog.set_level(logging.DEBUG, logger=name)
     wire.script(protocol, [HttpError(401), Text("fine")])
     with ProviderPool(settings, 2) as pool:
