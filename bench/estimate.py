@@ -4,6 +4,11 @@ and the 40-file change of `bench/review_concurrency.py`.
 
 Target (issue 21): requests and prompt tokens within ±25% of the actual.
 
+`--verify` (issue 28): the same reviews with `--verify`, where what the review finds drives the
+cost: the 3-file change with nothing found, and the settings change of the tests
+(`tests/flows/test_review_e2e.py`) where the scripted model reports two findings on a small
+change. Target: the actual requests within the estimate's range (`range.low`–`range.high`).
+
 Each review runs whole, through the CLI (`reviewflow review --no-warm`, the managed local
 Prefect server of a fresh home), against the scripted reviewer of the tests (`ScriptedReviewer`:
 it reads the file, reports its findings, ends). The scripted model reports as each answer's
@@ -121,16 +126,35 @@ def planned_file(root: Path) -> list[str]:
     return ["app/big.py"]
 
 
-def review(name: str, make: Any, work: Path) -> dict[str, Any]:
+def settings_change(root: Path) -> list[str]:
+    """The settings change of the end-to-end tests (two findings reported on it)."""
+    from tests.flows.test_review_e2e import _repo
+
+    _repo(root)
+    return ["app/settings.py"]
+
+
+def findings_of(make: Any, files: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """What the scripted model reports on each file of the change `make` built."""
+    if make is planned_file:
+        return {path: [{**FINDING, "file": path}] for path in files}
+    if make is settings_change:
+        from tests.flows.test_review_e2e import SPLIT
+        from tests.flows.test_verify_e2e import LEAK
+
+        return {"app/settings.py": [SPLIT, LEAK]}
+    return {path: [] for path in files}
+
+
+def review(name: str, make: Any, work: Path, *flags: str) -> dict[str, Any]:
     from flows.cli.main import main as cli
     from tests.wire_server import TEST_KEY, WireServer
 
     repo = work / name
     files = make(repo)
     out = work / f"{name}-out"
-    found = [{**FINDING, "file": path} for path in files] if make is planned_file else []
     with WireServer() as wire:
-        wire.respond("openai", metered({path: list(found) for path in files}))
+        wire.respond("openai", metered(findings_of(make, files)))
         os.environ.update(
             {
                 "REVIEWFLOW_MODEL_NAME": "gpt-4o-mini",
@@ -138,7 +162,16 @@ def review(name: str, make: Any, work: Path) -> dict[str, Any]:
                 "REVIEWFLOW_MODEL_API_KEY": TEST_KEY,
             }
         )
-        args = ["review", "--repo", str(repo), "--commit", "HEAD", "--no-warm", "--no-cache"]
+        args = [
+            "review",
+            "--repo",
+            str(repo),
+            "--commit",
+            "HEAD",
+            "--no-warm",
+            "--no-cache",
+            *flags,
+        ]
         code = cli([*args, "--console", "off", "--no-progress", "--report-dir", str(out)])
         sent = len(wire.requests())
     report: dict[str, Any] = json.loads((out / "review-report.json").read_text())
@@ -150,33 +183,66 @@ def error(estimate: float, actual: float) -> float:
     return (estimate - actual) / actual
 
 
+def compare(name: str, make: Any, work: Path) -> bool:
+    """One case's estimate against the actual: whether it meets the ±25% target (where one)."""
+    report = review(name, make, work)
+    estimate, usage = report["estimate"], report["usage"]
+    rows = [
+        ("requests", estimate["requests"], usage["requests"]),
+        ("prompt tokens", estimate["prompt_tokens"], usage["prompt_tokens"]),
+        ("completion tokens", estimate["completion_tokens"], usage["completion_tokens"]),
+    ]
+    print(f"{name} change ({len(report['estimate']['files'])} file(s)):")
+    met = True
+    for label, guess, actual in rows:
+        off = error(guess, actual)
+        target = label != "completion tokens" and make is not planned_file
+        met &= not target or abs(off) <= TARGET
+        mark = ("ok" if abs(off) <= TARGET else "OFF") if target else "(recorded)"
+        print(f"  {label}: estimate {guess:,}, actual {actual:,}: {off:+.1%} {mark}")
+    return met
+
+
+def in_range(name: str, make: Any, work: Path) -> bool:
+    """One `--verify` case: whether the actual requests fall within the estimate's range."""
+    report = review(f"{name}-verify", make, work, "--verify")
+    estimate, actual = report["estimate"], report["usage"]["requests"]
+    low, high = (estimate["range"][end]["requests"] for end in ("low", "high"))
+    inside = low <= actual <= high
+    findings = estimate["findings"]
+    print(
+        f"{name} change, --verify: estimate {estimate['requests']:.1f} requests, range "
+        f"{low:.1f}–{high:.1f} ({findings['expected']:g} expected findings, 0–"
+        f"{findings['high']:g}), actual {actual} ({report['stats']['findings']} findings kept, "
+        f"{len(report['dropped'])} dropped): {'in range' if inside else 'OUT of range'}"
+    )
+    return inside
+
+
 def main() -> None:
     from flows.local.control import stop_server
 
+    verify = sys.argv[1:] == ["--verify"]
     work = Path(tempfile.mkdtemp(prefix="rf-bench-estimate-"))
     home = work / "home"
     os.environ["REVIEWFLOW_HOME"] = str(home)
     met = True
     try:
-        cases = (("3-file", three_files), ("40-file", forty_files), ("planned", planned_file))
-        for name, make in cases:
-            report = review(name, make, work)
-            estimate, usage = report["estimate"], report["usage"]
-            rows = [
-                ("requests", estimate["requests"], usage["requests"]),
-                ("prompt tokens", estimate["prompt_tokens"], usage["prompt_tokens"]),
-                ("completion tokens", estimate["completion_tokens"], usage["completion_tokens"]),
-            ]
-            print(f"{name} change ({len(report['estimate']['files'])} file(s)):")
-            for label, guess, actual in rows:
-                off = error(guess, actual)
-                target = label != "completion tokens" and make is not planned_file
-                met &= not target or abs(off) <= TARGET
-                mark = ("ok" if abs(off) <= TARGET else "OFF") if target else "(recorded)"
-                print(f"  {label}: estimate {guess:,}, actual {actual:,}: {off:+.1%} {mark}")
+        if verify:
+            for name, make in (("3-file", three_files), ("settings", settings_change)):
+                met &= in_range(name, make, work)
+        else:
+            cases = (("3-file", three_files), ("40-file", forty_files), ("planned", planned_file))
+            for name, make in cases:
+                met &= compare(name, make, work)
     finally:
         stop_server(home)
-    print(f"target ±{TARGET:.0%} on requests and prompt tokens: {'met' if met else 'NOT met'}")
+    target = (
+        "actual requests within the range"
+        if verify
+        else f"±{TARGET:.0%} on requests and prompt tokens"
+    )
+    print(f"target {target}: {'met' if met else 'NOT met'}")
 
 
 if __name__ == "__main__":

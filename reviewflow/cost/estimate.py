@@ -10,11 +10,16 @@ only the model decides is an assumption, stated here and in the README:
   reviewed file (its real size, cut as `file_read` cuts it; `DEFAULT_READ_TOKENS` when the
   size is unknown). Every round resends the conversation so far; compression and the token
   guard are applied as the loop applies them (at 60% and 80% of `review.max_chunk_tokens`).
-- a file gets a finding with probability `min(MAX_FINDING_SHARE, changed lines /
-  LINES_PER_FINDING)`; a file with findings has `CANDIDATES_PER_FILE` candidates, is filtered
-  once and relocated with probability `RELOCATION_SHARE`.
-- `--verify`: each expected finding gets `VERIFY_QUESTIONS` questions, each answered after one
-  context call (while the verify budget lasts), then one score.
+- findings: a file is expected to get `FINDINGS_PER_CHANGED_LINE` findings per changed line (at
+  most `MAX_FINDINGS_PER_FILE`); the range's high end expects `HIGH_FINDINGS_PER_CHANGED_LINE`,
+  at least `HIGH_FINDINGS_PER_FILE` and at most `MAX_HIGH_FINDINGS_PER_FILE`, and its low end
+  none. Calibrated on the Martian benchmark's offline results (`bench/findings_rate.py`: twelve
+  review tools' comments on 50 real pull requests, 0.67–0.75 per touched file at the median,
+  1.9–2.0 at the 90th percentile, 4.0–4.7 at the 99th), at 30 changed lines per touched file
+  (the benchmark stores no diff sizes). A file with findings is filtered once (with probability
+  `min(MAX_FINDING_SHARE, findings)`) and relocated with probability `RELOCATION_SHARE`.
+- `--verify`: each finding gets `VERIFY_QUESTIONS` questions, each answered after one context
+  call (while the verify budget lasts), then one score.
 - localization (a non-English `output.language`): one request when findings are expected.
 - completions: the per-request sizes below (tool calls and short JSON answers).
 
@@ -42,9 +47,12 @@ from reviewflow.review.tools import MAX_OUTPUT_BYTES, MAX_READ_LINES
 LINES_PER_CONTEXT_CALL = 15
 DEFAULT_READ_TOKENS = 1000
 BYTES_PER_LINE = 36  # an average source line, for the read's line numbers
-LINES_PER_FINDING = 100
+FINDINGS_PER_CHANGED_LINE = 0.025  # 0.75 in a 30-line change: the benchmark's median
+MAX_FINDINGS_PER_FILE = 4.0  # its 99th percentile per touched file
+HIGH_FINDINGS_PER_CHANGED_LINE = 0.067  # 2.0 in a 30-line change: its 90th percentile
+HIGH_FINDINGS_PER_FILE = 2.0  # even a one-line change can carry two
+MAX_HIGH_FINDINGS_PER_FILE = 8.0
 MAX_FINDING_SHARE = 0.8
-CANDIDATES_PER_FILE = 2
 CANDIDATE_TOKENS = 150  # one candidate (or finding) as a later stage lists it
 RELOCATION_SHARE = 0.25
 VERIFY_QUESTIONS = 3
@@ -106,14 +114,23 @@ class FileEstimate(BaseModel):
         return sum(self.stages.values(), Figures())
 
 
+BASE_STAGES = ("plan", "main", "compress")  # what the review sends whatever it finds
+
+
 class Estimate(BaseModel):
-    """A review's expected cost: per file, the review-wide stages, and the price used."""
+    """A review's expected cost: per file, the review-wide stages, and the price used; the
+    findings it expects (`findings`, `findings_high`) and its cost with none (`low`) and with
+    the range's high end (`high`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     files: tuple[FileEstimate, ...] = ()
     review_stages: dict[str, Figures] = {}  # localization: once per review
     price: PriceInfo | None = None
+    findings: float = 0.0
+    findings_high: float = 0.0
+    low: Figures = Figures()
+    high: Figures = Figures()
 
     @property
     def by_stage(self) -> dict[str, Figures]:
@@ -147,9 +164,15 @@ def read_tokens(size: int | None) -> int:
     return math.ceil((shown + lines * 5 + 40) / 4)
 
 
-def finding_share(job: FileJob) -> float:
-    """The probability that `job`'s file gets at least one candidate."""
-    return min(MAX_FINDING_SHARE, job.changed_lines / LINES_PER_FINDING)
+def expected_findings(job: FileJob, high: bool = False) -> float:
+    """The findings `job`'s file is expected to get (the range's high end with `high`)."""
+    lines = job.changed_lines
+    if lines <= 0:
+        return 0.0
+    if not high:
+        return min(MAX_FINDINGS_PER_FILE, lines * FINDINGS_PER_CHANGED_LINE)
+    grown = max(HIGH_FINDINGS_PER_FILE, lines * HIGH_FINDINGS_PER_CHANGED_LINE)
+    return min(MAX_HIGH_FINDINGS_PER_FILE, grown)
 
 
 def estimate_review(
@@ -159,19 +182,46 @@ def estimate_review(
     language: str,
     price: PriceInfo | None,
 ) -> Estimate:
-    """The expected cost of reviewing `jobs` (`sizes`: each file's bytes in the snapshot)."""
+    """The expected cost of reviewing `jobs` (`sizes`: each file's bytes in the snapshot), and
+    its range: no findings at the low end, the high rate's findings at the other."""
     files = tuple(estimate_file(job, sizes.get(job.path), settings) for job in jobs)
-    expected = sum(finding_share(job) * CANDIDATES_PER_FILE for job in jobs)
+    low = sum(
+        (figures for f in files for stage, figures in f.stages.items() if stage in BASE_STAGES),
+        Figures(),
+    )
+    expected = sum(expected_findings(job) for job in jobs)
+    high_count = sum(expected_findings(job, high=True) for job in jobs)
+    high = low + localization(language, high_count)
+    for job in jobs:
+        stages = findings_stages(job, sizes.get(job.path), settings, expected_findings(job, True))
+        high = sum(stages.values(), high)
     review_stages: dict[str, Figures] = {}
-    if not is_english(language) and expected > 0:
-        listing = max(1, round(expected)) * CANDIDATE_TOKENS
-        localize = Figures(
-            requests=1.0,
-            prompt_tokens=prompts.localize_prompt(language, listing),
-            completion_tokens=COMPLETION["localize"],
-        )
-        review_stages["localize"] = localize.scaled(min(1.0, expected))
-    return Estimate(files=files, review_stages=review_stages, price=price)
+    localize = localization(language, expected)
+    if localize.requests:
+        review_stages["localize"] = localize
+    return Estimate(
+        files=files,
+        review_stages=review_stages,
+        price=price,
+        findings=expected,
+        findings_high=high_count,
+        low=low,
+        high=high,
+    )
+
+
+def localization(language: str, findings: float) -> Figures:
+    """The one localization request of a non-English review expecting `findings` (weighted by
+    the chance that there are any; nothing in English or without findings)."""
+    if is_english(language) or findings <= 0:
+        return Figures()
+    listing = max(1, round(findings)) * CANDIDATE_TOKENS
+    localize = Figures(
+        requests=1.0,
+        prompt_tokens=prompts.localize_prompt(language, listing),
+        completion_tokens=COMPLETION["localize"],
+    )
+    return localize.scaled(min(1.0, findings))
 
 
 def estimate_file(job: FileJob, size: int | None, settings: ReviewSettings) -> FileEstimate:
@@ -191,7 +241,7 @@ def estimate_file(job: FileJob, size: int | None, settings: ReviewSettings) -> F
     stages["main"] = main
     if compress.requests:
         stages["compress"] = compress
-    stages.update(findings_stages(job, size, settings))
+    stages.update(findings_stages(job, size, settings, expected_findings(job)))
     return FileEstimate(path=job.path, chunks=len(job.chunks), stages=stages)
 
 
@@ -224,13 +274,15 @@ def chunk_session(
     return main, compress
 
 
-def findings_stages(job: FileJob, size: int | None, settings: ReviewSettings) -> dict[str, Figures]:
-    """Relocation, the review filter and verification of `job`, weighted by the probability
-    that the file gets candidates."""
-    share = finding_share(job)
-    if share <= 0:
+def findings_stages(
+    job: FileJob, size: int | None, settings: ReviewSettings, findings: float
+) -> dict[str, Figures]:
+    """Relocation, the review filter and verification of `job`'s file when it is expected to
+    get `findings` findings (the first two weighted by the chance that there are any)."""
+    if findings <= 0:
         return {}
-    listing = CANDIDATES_PER_FILE * CANDIDATE_TOKENS
+    share = min(MAX_FINDING_SHARE, findings)
+    listing = max(1, round(findings)) * CANDIDATE_TOKENS
     stages = {
         "relocate": Figures(
             requests=1.0,
@@ -245,7 +297,7 @@ def findings_stages(job: FileJob, size: int | None, settings: ReviewSettings) ->
     }
     if settings.verify:
         one = verification(job.path, read_tokens(size), settings.verify_budget)
-        stages["verify"] = one.scaled(share * CANDIDATES_PER_FILE)
+        stages["verify"] = one.scaled(findings)
     return stages
 
 

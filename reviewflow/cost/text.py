@@ -40,6 +40,15 @@ def estimate_record(
             for stage, figures in estimate.by_stage.items()
         },
         "files": [_file_record(item, estimate) for item in estimate.files],
+        "findings": {
+            "expected": round(estimate.findings, 1),
+            "low": 0,
+            "high": round(estimate.findings_high, 1),
+        },
+        "range": {
+            "low": figures_record(estimate.low, estimate.cost_of(estimate.low)),
+            "high": figures_record(estimate.high, estimate.cost_of(estimate.high)),
+        },
     }
     budget = budget_verdict(estimate, settings)
     if budget is not None:
@@ -64,13 +73,18 @@ def budget_verdict(estimate: Estimate, settings: ReviewSettings) -> dict[str, An
     """Whether the estimate fits the review's budget (None without one)."""
     if settings.max_tokens is None and settings.max_cost is None:
         return None
-    fits_tokens = settings.max_tokens is None or estimate.total.total_tokens <= settings.max_tokens
-    cost = estimate.cost
-    fits_cost = settings.max_cost is None or (cost is not None and cost <= settings.max_cost)
+
+    def fits(figures: Figures) -> bool:
+        tokens = settings.max_tokens is None or figures.total_tokens <= settings.max_tokens
+        cost = estimate.cost_of(figures)
+        money = settings.max_cost is None or (cost is not None and cost <= settings.max_cost)
+        return tokens and money
+
     return {
         "max_tokens": settings.max_tokens,
         "max_cost": settings.max_cost,
-        "fits": fits_tokens and fits_cost,
+        "fits": fits(estimate.total),
+        "fits_high": fits(estimate.high),
     }
 
 
@@ -103,19 +117,46 @@ def cost_text(record: dict[str, Any]) -> str:
     return f"~{_amount(record, record['cost'])} ({where})"
 
 
+RANGE_SHOWN = 1.25  # the line names the range when its high end is this much above the estimate
+RANGE_SHOWN_REQUESTS = 2  # and at least this many requests above it
+
+
+def range_text(record: dict[str, Any]) -> str | None:
+    """`with 0–2 findings: 3–19 requests, $0.01–$0.04`: what the findings the review makes move
+    (None when they move it little: the high end under RANGE_SHOWN times the estimate or under
+    RANGE_SHOWN_REQUESTS more requests)."""
+    low, high = record["range"]["low"], record["range"]["high"]
+    above = high["requests"] - record["requests"]
+    if high["requests"] < RANGE_SHOWN * record["requests"] or above < RANGE_SHOWN_REQUESTS:
+        return None
+    text = (
+        f"with 0–{record['findings']['high']:.0f} findings: "
+        f"{low['requests']:.0f}–{high['requests']:.0f} requests"
+    )
+    if low["cost"] is not None and high["cost"] is not None:
+        text += f", {_amount(record, low['cost'])}–{_amount(record, high['cost'])}"
+    return text
+
+
 def estimate_line(record: dict[str, Any]) -> str:
-    """An `estimate` object in one line, with the budget's verdict when there is one."""
+    """An `estimate` object in one line, with its range when the findings drive it and the
+    budget's verdict when there is one."""
     line = (
         f"estimate: ~{record['requests']:.0f} requests, "
         f"{short_count(record['prompt_tokens'])} prompt + "
         f"{short_count(record['completion_tokens'])} completion tokens, {cost_text(record)}"
     )
+    spread = range_text(record)
+    if spread is not None:
+        line += f"; {spread}"
     verdict = record.get("budget")
     if verdict is None:
         return line
     limit = _limit(record, verdict)
-    if verdict["fits"]:
+    if verdict["fits"] and verdict["fits_high"]:
         return f"{line}; fits the budget of {limit}"
+    if verdict["fits"]:
+        return f"{line}; fits the budget of {limit} unless it finds more than expected"
     return f"{line}; does NOT fit the budget of {limit}: the review will stop when it is spent"
 
 
@@ -140,6 +181,9 @@ def estimate_table(record: dict[str, Any], paths: list[str]) -> list[str]:
         f"{stage} {figures['requests']:.1f}" for stage, figures in record["by_stage"].items()
     )
     lines.append(f"  requests by stage: {stages}")
+    spread = range_text(record)
+    if spread is not None:
+        lines.append(f"  {spread} ({record['findings']['expected']:g} expected)")
     lines.append(f"  {_prices_note(record)}")
     return lines
 

@@ -156,7 +156,7 @@ def _render(doc: dict[str, Any]) -> list[str]:
         lines += ["", _sast_summary(doc["sast"])]
     if "estimate" in doc:
         estimate = doc["estimate"]
-        lines += ["", "Estimated cost (before any request; see README, Cost estimates):"]
+        lines += ["", "Estimated cost (before any request; docs/cost.md says how it is made):"]
         lines += estimate_table(estimate, [for_terminal(f["path"]) for f in estimate["files"]])
         lines += ["", estimate_line(estimate)]
     excluded = doc["excluded_files"]

@@ -61,13 +61,18 @@ def test_preview_estimates_each_file_and_the_total_with_a_bundled_price(
     estimate = doc["estimate"]
     assert [f["path"] for f in estimate["files"]] == list(FILES)
     for item in estimate["files"]:  # one chunk each: a read, then comments and the end
-        assert item["chunks"] == 1 and item["requests"] == pytest.approx(2.0, abs=0.1)
+        assert item["chunks"] == 1 and item["requests"] == pytest.approx(2.0, abs=0.15)
         assert 1500 < item["prompt_tokens"] < 10_000 and item["cost"] > 0
     assert estimate["requests"] == pytest.approx(
-        sum(f["requests"] for f in estimate["files"]), abs=0.1
+        sum(f["requests"] for f in estimate["files"]), abs=0.15
     )
     assert estimate["price"]["source"] == "bundled" and estimate["price"]["currency"] == "USD"
-    assert estimate["budget"] == {"max_tokens": 200_000, "max_cost": None, "fits": True}
+    assert estimate["budget"] == {
+        "max_tokens": 200_000,
+        "max_cost": None,
+        "fits": True,
+        "fits_high": True,
+    }
     text = capsys.readouterr().out
     assert "Estimated cost" in text and re.search(r"^  total\s+6\.\d", text, re.M)
     assert "fits the budget of 200k tokens" in text
@@ -83,7 +88,7 @@ def test_preview_without_a_price_says_so_and_a_small_budget_does_not_fit(
     text = capsys.readouterr().out
     assert "cost unknown (no price for model 'house-llm': set model.price)" in text
     assert "does NOT fit the budget of 2k tokens" in text
-    assert re.search(r"^  a\.py\s+2\.0\s+\S+\s+\S+\s+n/a$", text, re.M)
+    assert re.search(r"^  a\.py\s+2\.1\s+\S+\s+\S+\s+n/a$", text, re.M)
 
 
 def test_max_cost_without_a_known_price_is_one_line_and_exit_2(

@@ -148,6 +148,7 @@ def test_the_report_lists_budget_files_and_says_how_far_it_got() -> None:
     state = BudgetState(max_tokens=200_000, spent_tokens=199_000, refused_requests=2)
     [warning] = budget_warning(state, 3, 2)
     assert warning.message.startswith("budget of 200k tokens reached after 1 of 3 files")
+    figures = {"requests": 9, "prompt_tokens": 1, "completion_tokens": 1, "cost": None}
     outcome = make_outcome(
         status="incomplete",
         exit_code=2,
@@ -165,6 +166,8 @@ def test_the_report_lists_budget_files_and_says_how_far_it_got() -> None:
             "price": None,
             "by_stage": {},
             "files": [],
+            "findings": {"expected": 0.5, "low": 0, "high": 2},
+            "range": {"low": figures, "high": figures},
         },
     )
     report = build_report(outcome)

@@ -77,9 +77,13 @@ def test_a_large_change_is_planned_investigates_more_and_is_more_likely_to_have_
     assert jobs["big.py"].changed_lines == 80
     # 80 changed lines: ceil(80 / 15) = 6 context calls, then the last round
     assert large.stages["main"].requests == 7
-    assert est.finding_share(jobs["big.py"]) == 0.8
-    assert large.stages["filter"].requests == pytest.approx(0.8)
-    assert small.stages["filter"].requests == pytest.approx(0.02)
+    # findings per changed line: 80 x 0.025 = 2 expected, 2 changed lines 0.05
+    assert est.expected_findings(jobs["big.py"]) == pytest.approx(2.0)
+    assert large.stages["filter"].requests == pytest.approx(0.8)  # filtered, when it has any
+    assert small.stages["filter"].requests == pytest.approx(0.05)
+    # the range's high end: 0.067 a line, at least 2 a file
+    assert est.expected_findings(jobs["big.py"], high=True) == pytest.approx(80 * 0.067)
+    assert est.expected_findings(jobs["small.py"], high=True) == 2.0
 
 
 def test_the_token_guard_and_compression_bound_a_long_session(repo: GitRepo) -> None:
@@ -106,10 +110,34 @@ def test_verification_and_localization_are_added_when_on(repo: GitRepo) -> None:
     verified = Config.model_validate({"review": {"verify": True}, "output": {"language": "de"}})
     off, on = scope_estimate(scope, plain), scope_estimate(scope, verified)
     assert "verify" not in off["by_stage"] and "localize" not in off["by_stage"]
-    # 0.8 x 2 expected findings, each: questions, 3 x (a context call + the answer), score
-    assert on["by_stage"]["verify"]["requests"] == pytest.approx(0.8 * 2 * 8, abs=0.1)
+    # 80 changed lines: 2 expected findings, each: questions, 3 x (a context call + the
+    # answer), score
+    assert on["findings"] == {"expected": 2.0, "low": 0, "high": 5.4}
+    assert on["by_stage"]["verify"]["requests"] == pytest.approx(2 * 8, abs=0.1)
     assert on["by_stage"]["localize"]["requests"] == pytest.approx(1.0)
     assert on["requests"] > off["requests"] and on["prompt_tokens"] > off["prompt_tokens"]
+    # the range: nothing found (plan and main only) to the high end's 5.36 findings verified,
+    # filtered (0.8), relocated (0.2) and localized (1)
+    base = sum(on["by_stage"][s]["requests"] for s in ("plan", "main"))
+    assert on["range"]["low"]["requests"] == pytest.approx(base, abs=0.1)
+    high = base + 5.36 * 8 + 0.8 + 0.2 + 1
+    assert on["range"]["high"]["requests"] == pytest.approx(high, abs=0.1)
+    assert off["range"]["high"]["requests"] == pytest.approx(base + 1.0, abs=0.1)
+
+
+def test_a_small_verified_change_shows_the_range_the_findings_make(repo: GitRepo) -> None:
+    """Two changed lines are expected to get 0.05 findings, so the estimate is about the main
+    stage; with `--verify` two findings would cost 16 more requests: the line says so."""
+    scope = _scope(repo, {"app.py": MODULE.replace("* 3", "* 4")})
+    priced = {"name": "house", "price": {"input": 1, "output": 1}}
+    verified = Config.model_validate({"model": priced, "review": {"verify": True}})
+    record = scope_estimate(scope, verified)
+    assert record["requests"] < 3 and record["findings"]["high"] == 2.0
+    assert record["range"]["high"]["requests"] == pytest.approx(2 + 2 * 8 + 1, abs=0.1)
+    line = estimate_line(record)
+    assert "; with 0–2 findings: 2–19 requests, $" in line
+    # without verification the findings move the review little: no range on the line
+    assert "findings" not in estimate_line(scope_estimate(scope, Config(model=priced)))
 
 
 def test_money_follows_the_price_and_is_none_without_one(repo: GitRepo) -> None:
@@ -168,5 +196,10 @@ def test_the_budget_verdict_counts_tokens_and_money(repo: GitRepo) -> None:
     assert estimate_line(scope_estimate(scope, roomy)).endswith("; fits the budget of $100.00")
     assert "does NOT fit the budget of $1.00" in estimate_line(scope_estimate(scope, tight))
     record = scope_estimate(scope, tokens)
-    assert record["budget"] == {"max_tokens": 1000, "max_cost": None, "fits": False}
+    assert record["budget"] == {
+        "max_tokens": 1000,
+        "max_cost": None,
+        "fits": False,
+        "fits_high": False,
+    }
     assert f", ~${record['cost']:.2f} (model.price); does NOT fit" in estimate_line(record)

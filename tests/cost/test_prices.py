@@ -76,11 +76,21 @@ def test_the_estimate_and_the_budget_name_the_prices_currency() -> None:
     price = {"input": 1, "output": 2, "source": "config", "as_of": None, "currency": "EUR"}
     record = {"requests": 3, "prompt_tokens": 9000, "completion_tokens": 800, "cost": 0.5}
     record |= {"model": "m", "price": price, "by_stage": {}, "files": []}
-    record["budget"] = {"max_tokens": None, "max_cost": 2.5, "fits": True}
+    record["findings"] = {"expected": 0.5, "low": 0, "high": 2.0}
+    low = {"requests": 2, "prompt_tokens": 6000, "completion_tokens": 500, "cost": 0.25}
+    record["range"] = {"low": low, "high": {**low, "requests": 9, "cost": 1.5}}
+    record["budget"] = {"max_tokens": None, "max_cost": 2.5, "fits": True, "fits_high": True}
     line = estimate_line(record)
-    assert "~0.50 EUR (model.price)" in line and "fits the budget of 2.50 EUR" in line
+    assert "~0.50 EUR (model.price); with 0–2 findings: 2–9 requests, 0.25 EUR–1.50 EUR" in line
+    assert line.endswith("; fits the budget of 2.50 EUR")
     price["currency"] = "USD"
-    assert "~$0.50 (model.price); fits the budget of $2.50" in estimate_line(record)
+    assert "~$0.50 (model.price); with 0–2 findings: 2–9 requests, $0.25–$1.50" in estimate_line(
+        record
+    )
+    record["budget"]["fits_high"] = False
+    assert estimate_line(record).endswith(
+        "fits the budget of $2.50 unless it finds more than expected"
+    )
 
 
 def test_the_price_in_force_line() -> None:

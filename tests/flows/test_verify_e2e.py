@@ -97,6 +97,11 @@ def test_verify_scores_findings_with_a_model_of_its_own(
         if _stage(request) in ("verify_answer", "verify_score"):
             assert not any(word in json.dumps(request.body) for word in ("PROBLEM-", "EVIDENCE-"))
     assert report["usage"]["requests"] == report["stats"]["llm_requests"] == len(wire.requests())
+    # the estimate expects little of a small change, but its range holds the two findings
+    estimate = report["estimate"]
+    assert estimate["requests"] < report["usage"]["requests"]
+    span = estimate["range"]
+    assert span["low"]["requests"] <= report["usage"]["requests"] <= span["high"]["requests"]
     process = [record["stage"] for record in report["process"]]
     assert process.count("verify_answer") == 8 and process.count("verify_score") == 2
     sarif = json.loads((repo.root.parent / "out" / "report.sarif").read_text())
