@@ -19,7 +19,7 @@ from prefect.runtime import flow_run
 from prefect.states import Completed, Failed, State
 from pydantic import SecretStr
 
-from flows.review import run_review
+from flows.review_flow import run_review
 from reviewflow.ci import ci_variables
 from reviewflow.config import Config, home_dir, load_config
 from reviewflow.errors import ConfigError

@@ -19,7 +19,7 @@ from prefect.states import Completed, State
 from prefect.variables import Variable
 
 from flows.deployed import DEPLOYMENT_CI, deployed_config, failed
-from flows.review import run_review
+from flows.review_flow import run_review
 from reviewflow.ci import ci_variables
 from reviewflow.config import Config, home_dir
 from reviewflow.errors import ConfigError, ReviewError

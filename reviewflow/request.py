@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict
 
 from reviewflow.errors import ConfigError
 from reviewflow.git.models import ChangeSpec, DiffMode
-from reviewflow.publish.context import PullRequestContext
+from reviewflow.pullrequest.context import PullRequestContext
 
 
 class ReviewRequest(BaseModel):

@@ -17,10 +17,10 @@ from prefect.context import TaskRunContext
 from prefect.states import State
 
 from reviewflow.errors import PublishError, TransientPublishError
-from reviewflow.publish.context import PullRequestContext
-from reviewflow.publish.models import PublishResult
 from reviewflow.publish.publisher import publish
 from reviewflow.publish.tokens import client_for
+from reviewflow.pullrequest.context import PullRequestContext
+from reviewflow.pullrequest.models import PublishResult
 from reviewflow.report.outcome import ReviewOutcome
 
 RETRIES = 3

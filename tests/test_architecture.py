@@ -1,10 +1,10 @@
-"""The layers of the code base hold: imports run one way and never in a cycle.
+"""The layers of the code base hold: imports run one way and never in a cycle, between modules
+or between packages.
 
-cli -> local -> flows -> tasks -> reviewflow (DESIGN.md, Layout). Inside the domain: report ->
-cost -> findings -> review -> sast -> select / providers -> rules / config -> git -> globs.
-Every import counts, at module level or inside a function, except a program's own
-`if __name__ == "__main__":` block (`python -m flows.review` hands over to the CLI there: that
-runs the module as a program, it is not an import of it).
+cli -> local -> flows -> tasks -> reviewflow (docs/architecture.md, Layers). Inside the domain
+every package and module has a rank (DOMAIN, highest first), and a new one fails the test until
+it is given one. Every import counts: at module level, inside a function, under
+`if TYPE_CHECKING:` and in a program's `if __name__ == "__main__":` block alike.
 """
 
 from __future__ import annotations
@@ -19,17 +19,29 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("flows", "tasks", "reviewflow")
 # Highest first: a layer may import its own and any lower one, never a higher one.
-LAYERS = ("flows.cli", "flows.local", "flows", "tasks", "reviewflow")
+# (`flows.review` is the `python -m flows.review` program: it hands over to the CLI.)
+LAYERS = (
+    ("flows.cli", "flows.review"),
+    ("flows.local",),
+    ("flows",),
+    ("tasks",),
+    ("reviewflow",),
+)
 DOMAIN = (
+    ("reviewflow.publish",),
     ("reviewflow.report",),
     ("reviewflow.cost",),
     ("reviewflow.findings",),
     ("reviewflow.review",),
     ("reviewflow.sast",),
     ("reviewflow.select", "reviewflow.providers"),
-    ("reviewflow.rules", "reviewflow.config"),
+    ("reviewflow.request",),
+    ("reviewflow.pullrequest", "reviewflow.rules", "reviewflow.config"),
     ("reviewflow.git",),
-    ("reviewflow.globs",),
+    ("reviewflow.globs", "reviewflow.anchors", "reviewflow.prompts", "reviewflow.ci"),
+    ("reviewflow.cancel", "reviewflow.home", "reviewflow.models", "reviewflow.fsutil"),
+    ("reviewflow.errors", "reviewflow.version"),
+    ("reviewflow",),  # the package itself: its version
 )
 
 
@@ -56,16 +68,6 @@ def _is_type_checking_block(node: ast.AST) -> bool:
     )
 
 
-def _is_main_block(node: ast.AST) -> bool:
-    test = getattr(node, "test", None)
-    return (
-        isinstance(node, ast.If)
-        and isinstance(test, ast.Compare)
-        and isinstance(test.left, ast.Name)
-        and test.left.id == "__name__"
-    )
-
-
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
@@ -77,8 +79,6 @@ def _imported_names(tree: ast.AST, *, lazy: bool = True) -> Iterator[str]:
     stack = [tree]
     while stack:
         node = stack.pop()
-        if _is_main_block(node):
-            continue
         if not lazy and (isinstance(node, _FUNCTIONS) or _is_type_checking_block(node)):
             continue
         if isinstance(node, ast.Import):
@@ -107,10 +107,44 @@ def imports(module: str, *, lazy: bool = True) -> frozenset[str]:
 
 
 def _layer(module: str, layers: tuple[tuple[str, ...], ...]) -> int | None:
-    for rank, prefixes in enumerate(layers):
-        if any(module == p or module.startswith(p + ".") for p in prefixes):
-            return rank
-    return None
+    """The rank of the most specific entry naming `module` or a package it is in."""
+    named = [
+        (len(p), rank)
+        for rank, prefixes in enumerate(layers)
+        for p in prefixes
+        if module == p or module.startswith(p + ".")
+    ]
+    return max(named)[1] if named else None
+
+
+def _package(module: str) -> str:
+    """The unit the package cycle test counts: `reviewflow.report`, `flows.cli`, `tasks`."""
+    parts = module.split(".")
+    if parts[0] == "tasks" or len(parts) == 1:
+        return parts[0]
+    if parts[0] == "flows" and parts[1] not in ("cli", "local", "review"):
+        return "flows"
+    return ".".join(parts[:2])
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[str]:
+    """Every cycle a depth-first walk of `graph` meets, as `a -> b -> a`."""
+    cycles = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for name in sorted(graph.get(node, ())):
+            if state.get(name) == 1:
+                cycles.append(" -> ".join([*path[path.index(name) :], name]))
+            elif name not in state:
+                visit(name, [*path, name])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    return cycles
 
 
 def _upward(layers: tuple[tuple[str, ...], ...]) -> list[str]:
@@ -148,37 +182,42 @@ def test_what_runs_before_a_review_starts_does_not_import_prefect(module: str) -
 
 
 def test_imports_run_one_way_between_the_top_layers() -> None:
-    assert _upward(tuple((layer,) for layer in LAYERS)) == []
+    assert _upward(LAYERS) == []
 
 
 def test_imports_run_one_way_between_the_stages_of_the_domain() -> None:
     assert _upward(DOMAIN) == []
 
 
-def test_no_import_cycle() -> None:
-    graph = {module: [n for n in imports(module) if n in modules()] for module in modules()}
-    cycles = []
-    state: dict[str, int] = {}  # 1: on the current path, 2: done
+def test_every_module_of_the_domain_has_a_rank() -> None:
+    unranked = [
+        m for m in modules() if m.startswith("reviewflow.") and _layer(m, DOMAIN[:-1]) is None
+    ]
+    assert unranked == []
 
-    def visit(module: str, path: list[str]) -> None:
-        state[module] = 1
-        for name in graph[module]:
-            if state.get(name) == 1:
-                cycles.append(" -> ".join([*path[path.index(name) :], name]))
-            elif name not in state:
-                visit(name, [*path, name])
-        state[module] = 2
 
-    for module in sorted(graph):
-        if module not in state:
-            visit(module, [module])
-    assert cycles == []
+def test_no_import_cycle_between_modules() -> None:
+    graph = {module: {n for n in imports(module) if n in modules()} for module in modules()}
+    assert _cycles(graph) == []
+
+
+def test_no_import_cycle_between_packages() -> None:
+    graph: dict[str, set[str]] = {}
+    for module in modules():
+        mine = _package(module)
+        theirs = {_package(n) for n in imports(module) if n in modules()}
+        graph.setdefault(mine, set()).update(theirs - {mine})
+    assert _cycles(graph) == []
 
 
 def test_the_checks_see_a_violation() -> None:
-    """The walker finds function-level imports and skips only a program's main block."""
+    """The walker finds function-level, type-checking and main-block imports; the cycle
+    finder finds a cycle of two packages."""
     tree = ast.parse(
         "def f():\n    import prefect\n"
+        "if TYPE_CHECKING:\n    import dask\n"
         "if __name__ == '__main__':\n    from flows.cli.entry import entry\n"
     )
-    assert set(_imported_names(tree)) == {"prefect"}
+    assert set(_imported_names(tree)) == {"prefect", "dask", "flows.cli.entry"}
+    assert _cycles({"a": {"b"}, "b": {"a"}}) == ["a -> b -> a"]
+    assert _layer("reviewflow.report.gate", DOMAIN) == 1 and _layer("reviewflow", DOMAIN) == 13

@@ -248,7 +248,7 @@ def _run_here(
     estimate: dict[str, Any] | None,
 ) -> ReviewRun:
     """The review flow in this process, with live progress on stderr (sized by `scope`)."""
-    from flows.review import heartbeat_off, run_review
+    from flows.review_flow import heartbeat_off, run_review
     from reviewflow.report.progress import ProgressDisplay
 
     files = len(scope.selection.kept)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from reviewflow.publish.models import NewComment, RequestInfo, RequestState, SummaryNote, Thread
+from reviewflow.pullrequest.models import NewComment, RequestInfo, RequestState, SummaryNote, Thread
 
 
 class PlatformClient(Protocol):

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 
 from reviewflow.findings.models import Finding
-from reviewflow.publish.markers import finding_marker
-from reviewflow.publish.models import NewComment
 from reviewflow.publish.safe import safe_inline, safe_text, suggestion_block
+from reviewflow.pullrequest.markers import finding_marker
+from reviewflow.pullrequest.models import NewComment
 
 _FENCED = re.compile(r"^(`{3,}|~{3,})[^\n`]*\n(.*?)\n\1[ \t]*$", re.DOTALL | re.MULTILINE)
 MAX_SUGGESTION_LINES = 200

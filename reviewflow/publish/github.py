@@ -25,7 +25,7 @@ from githubkit_schemas.latest.types import (
 
 from reviewflow.errors import PublishSetupError
 from reviewflow.publish.github_failures import Action, guarded
-from reviewflow.publish.models import (
+from reviewflow.pullrequest.models import (
     NewComment,
     PostedComment,
     RequestInfo,

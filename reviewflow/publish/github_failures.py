@@ -27,7 +27,7 @@ from reviewflow.errors import (
     PublishSetupError,
     TransientPublishError,
 )
-from reviewflow.publish.models import RequestRef
+from reviewflow.pullrequest.models import RequestRef
 
 MAX_DETAIL = 200
 MIN_WAIT_S = 1.0

@@ -35,7 +35,7 @@ from reviewflow.errors import (
     TransientPublishError,
 )
 from reviewflow.publish.gitlab_lines import DiffLines, files_lines, line_range
-from reviewflow.publish.models import (
+from reviewflow.pullrequest.models import (
     NewComment,
     PostedComment,
     RequestInfo,

@@ -12,7 +12,7 @@ from reviewflow.errors import GitError
 from reviewflow.git.models import FileDiff, FileStatus
 from reviewflow.git.parse import parse_unified_diff
 from reviewflow.git.runner import git_command, git_env, run_git
-from reviewflow.publish.state import PriorFinding
+from reviewflow.pullrequest.state import PriorFinding
 
 
 def descends(root: Path, old: str, new: str) -> bool:

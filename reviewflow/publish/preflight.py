@@ -6,10 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from reviewflow.publish.client import PlatformClient
-from reviewflow.publish.context import PullRequestContext, ReviewScope, dismissed_in, prior_state
 from reviewflow.publish.incremental import descends, renames, split_prior
-from reviewflow.publish.models import RequestRef
 from reviewflow.publish.target import EventShas
+from reviewflow.pullrequest.context import (
+    PullRequestContext,
+    ReviewScope,
+    dismissed_in,
+    prior_state,
+)
+from reviewflow.pullrequest.models import RequestRef
 
 
 def prepare(

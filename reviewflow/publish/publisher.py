@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from reviewflow.findings.models import Finding
 from reviewflow.publish.client import PlatformClient
 from reviewflow.publish.comments import new_comment
-from reviewflow.publish.context import (
+from reviewflow.publish.summary import render_summary
+from reviewflow.pullrequest.context import (
     PullRequestContext,
     ReviewScope,
     dismissed_in,
@@ -17,10 +18,9 @@ from reviewflow.publish.context import (
     prior_state,
     summary_note,
 )
-from reviewflow.publish.markers import RESOLVED
-from reviewflow.publish.models import PublishResult, RequestState, Thread
-from reviewflow.publish.state import PriorFinding
-from reviewflow.publish.summary import render_summary
+from reviewflow.pullrequest.markers import RESOLVED
+from reviewflow.pullrequest.models import PublishResult, RequestState, Thread
+from reviewflow.pullrequest.state import PriorFinding
 from reviewflow.report.outcome import ReviewOutcome
 
 

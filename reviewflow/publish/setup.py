@@ -14,12 +14,12 @@ from reviewflow.config import Config
 from reviewflow.errors import ConfigError
 from reviewflow.git.models import DiffMode
 from reviewflow.git.repo import find_repo_root
-from reviewflow.publish.context import PullRequestContext
 from reviewflow.publish.preflight import prepare
-from reviewflow.publish.state import PriorFinding
 from reviewflow.publish.summary import render_summary
 from reviewflow.publish.target import platform_of, request_ref, token_from_env
 from reviewflow.publish.tokens import client_for, registered
+from reviewflow.pullrequest.context import PullRequestContext
+from reviewflow.pullrequest.state import PriorFinding
 from reviewflow.report.outcome import ReviewOutcome
 from reviewflow.request import ReviewRequest
 

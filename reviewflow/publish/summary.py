@@ -10,11 +10,11 @@ from pathlib import Path
 from reviewflow import __version__
 from reviewflow.findings.models import Finding
 from reviewflow.prompts import render
-from reviewflow.publish.context import PullRequestContext, ReviewScope
-from reviewflow.publish.markers import summary_marker
-from reviewflow.publish.models import Platform
 from reviewflow.publish.safe import safe_inline
-from reviewflow.publish.state import MAX_REMEMBERED, PriorFinding, SummaryState
+from reviewflow.pullrequest.context import PullRequestContext, ReviewScope
+from reviewflow.pullrequest.markers import summary_marker
+from reviewflow.pullrequest.models import Platform
+from reviewflow.pullrequest.state import MAX_REMEMBERED, PriorFinding, SummaryState
 from reviewflow.report.outcome import SEVERITY_ORDER, ReviewOutcome, files_finished
 
 TEMPLATES = Path(__file__).parent / "templates"

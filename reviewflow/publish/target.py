@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, SecretStr
 
 from reviewflow.config import PublishSettings, PublishTarget
 from reviewflow.errors import ConfigError, PublishSetupError
-from reviewflow.publish.models import Platform, RequestRef
+from reviewflow.pullrequest.models import Platform, RequestRef
 
 GITHUB_API = "https://api.github.com"
 GITLAB_API = "https://gitlab.com/api/v4"

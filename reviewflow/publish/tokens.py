@@ -11,7 +11,7 @@ from pydantic import SecretStr
 
 from reviewflow.errors import PublishSetupError
 from reviewflow.publish.client import PlatformClient
-from reviewflow.publish.models import Platform, RequestRef
+from reviewflow.pullrequest.models import Platform, RequestRef
 
 _TOKENS: dict[tuple[str, str, str, int], SecretStr] = {}
 _LOCK = threading.Lock()

@@ -21,7 +21,7 @@ from reviewflow.git.models import Change
 from reviewflow.models import ReviewWarning
 from reviewflow.providers.budget import BudgetState
 from reviewflow.providers.pool import UsageTotals
-from reviewflow.publish.context import PullRequestContext
+from reviewflow.pullrequest.context import PullRequestContext
 from reviewflow.report.location import review_id
 from reviewflow.report.outcome import (
     ExcludedFile,

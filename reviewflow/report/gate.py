@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from reviewflow.findings.models import Finding
 from reviewflow.models import Severity
-from reviewflow.publish.state import PriorFinding
+from reviewflow.pullrequest.state import PriorFinding
 from reviewflow.report.artifacts import artifact_key
 from reviewflow.report.outcome import ReviewOutcome, ReviewRun, budget_line
 from reviewflow.report.wording import counted

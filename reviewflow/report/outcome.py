@@ -19,8 +19,8 @@ from reviewflow.findings.models import Dropped, Finding
 from reviewflow.models import ReviewWarning, Severity
 from reviewflow.providers.budget import BudgetState
 from reviewflow.providers.pool import UsageTotals
-from reviewflow.publish.models import PublishResult
-from reviewflow.publish.state import PriorFinding
+from reviewflow.pullrequest.models import PublishResult
+from reviewflow.pullrequest.state import PriorFinding
 from reviewflow.report.textsafe import json_safe
 from reviewflow.report.wording import counted
 from reviewflow.review.records import RequestRecord

@@ -76,7 +76,7 @@ def test_review_keeps_the_key_out_of_the_prefect_environment(
 ) -> None:
     import os
 
-    import flows.review
+    import flows.review_flow
     from reviewflow.report.outcome import ReviewRun
     from tests.report.samples import empty_outcome
 
@@ -87,7 +87,7 @@ def test_review_keeps_the_key_out_of_the_prefect_environment(
         seen["config"] = config
         return ReviewRun(outcome=empty_outcome(), written={})
 
-    monkeypatch.setattr(flows.review, "run_review", fake_run_review)
+    monkeypatch.setattr(flows.review_flow, "run_review", fake_run_review)
     monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")  # start no local server
     monkeypatch.setenv("REVIEWFLOW_MODEL_NAME", "test-model")
     monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)

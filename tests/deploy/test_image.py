@@ -19,7 +19,7 @@ import yaml
 from flows.cli.parser import build_parser
 from flows.deployed import ci_review
 from flows.release import release_review
-from flows.review import review
+from flows.review_flow import review
 
 ROOT = Path(__file__).resolve().parents[2]
 HADOLINT = shutil.which("hadolint") or str(Path(sys.executable).parent / "hadolint")

@@ -35,7 +35,7 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlencode
 
-from reviewflow.publish.models import Platform, RequestRef
+from reviewflow.pullrequest.models import Platform, RequestRef
 from tests.publish.fake_gitlab_state import (
     LINE_CODE_REFUSED,
     ApiError,

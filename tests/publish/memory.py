@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from reviewflow.findings.finalize import fingerprint
 from reviewflow.findings.models import Finding, PlacedBy
 from reviewflow.models import Category, Severity
-from reviewflow.publish.context import PullRequestContext, ReviewScope
-from reviewflow.publish.models import (
+from reviewflow.pullrequest.context import PullRequestContext, ReviewScope
+from reviewflow.pullrequest.models import (
     NewComment,
     Platform,
     PostedComment,

@@ -11,7 +11,7 @@ from typing import Protocol
 import pytest
 
 from reviewflow.git.parse import parse_unified_diff
-from reviewflow.publish.markers import finding_fingerprint, summary_state
+from reviewflow.pullrequest.markers import finding_fingerprint, summary_state
 from tests.deploy.scenario import BASE, RISKY
 from tests.gitutil import GitRepo
 from tests.publish import fake_github, fake_gitlab

@@ -14,11 +14,11 @@ from reviewflow.errors import (
     PublishSetupError,
     TransientPublishError,
 )
-from reviewflow.publish.context import dismissed_in
 from reviewflow.publish.github import GitHubClient
 from reviewflow.publish.github_failures import TOKEN_REFUSED
-from reviewflow.publish.markers import finding_marker
-from reviewflow.publish.models import NewComment, RequestRef, SummaryNote
+from reviewflow.pullrequest.context import dismissed_in
+from reviewflow.pullrequest.markers import finding_marker
+from reviewflow.pullrequest.models import NewComment, RequestRef, SummaryNote
 from tests.publish.fake_github import BOT, HEAD_SHA, REPO, TOKEN, FakeGitHub
 
 READ_ONLY = "ghs_forkReadOnlyToken000000000000000000"

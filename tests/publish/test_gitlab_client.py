@@ -18,7 +18,7 @@ from reviewflow.errors import (
     TransientPublishError,
 )
 from reviewflow.publish.gitlab import TOKEN_REFUSED, GitLabClient, instance_url, rate_limit_wait
-from reviewflow.publish.models import NewComment, Platform, RequestRef, SummaryNote
+from reviewflow.pullrequest.models import NewComment, Platform, RequestRef, SummaryNote
 from tests.publish.fake_gitlab import BOT, BOT_TOKEN, READ_ONLY_TOKEN, FakeGitLab
 
 PROJECT = "group/sub/app"

@@ -9,10 +9,10 @@ import hashlib
 import gitlab
 import pytest
 
-from reviewflow.publish.context import ours
 from reviewflow.publish.gitlab import GitLabClient
-from reviewflow.publish.markers import finding_marker
-from reviewflow.publish.models import NewComment
+from reviewflow.pullrequest.context import ours
+from reviewflow.pullrequest.markers import finding_marker
+from reviewflow.pullrequest.models import NewComment
 from tests.publish.fake_gitlab import BOT_TOKEN, FakeGitLab
 from tests.publish.test_gitlab_client import APP, BASE, HEAD, IID, PROJECT, PROJECT_ID, gl
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from reviewflow.models import Severity
 from reviewflow.publish.incremental import descends, renames, split_prior
-from reviewflow.publish.state import PriorFinding
+from reviewflow.pullrequest.state import PriorFinding
 from tests.gitutil import GitRepo
 
 LINES = "".join(f"line{i}\n" for i in range(1, 31))

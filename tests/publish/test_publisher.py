@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from reviewflow.findings.models import Finding
-from reviewflow.publish.context import ReviewScope, dismissed_in, prior_state
-from reviewflow.publish.markers import RESOLVED, finding_fingerprint, summary_state
 from reviewflow.publish.publisher import publish
-from reviewflow.publish.state import PriorFinding
+from reviewflow.pullrequest.context import ReviewScope, dismissed_in, prior_state
+from reviewflow.pullrequest.markers import RESOLVED, finding_fingerprint, summary_state
+from reviewflow.pullrequest.state import PriorFinding
 from reviewflow.report.outcome import ReviewedFile, ReviewOutcome
 from tests.publish.memory import (
     MemoryPlatform,

@@ -16,7 +16,7 @@ from prefect.blocks.system import Secret
 from flows.cli.main import main
 from flows.deployed import ci_review, deployed_config, publish_token
 from reviewflow.errors import ConfigError
-from reviewflow.publish.markers import RESOLVED, summary_state
+from reviewflow.pullrequest.markers import RESOLVED, summary_state
 from reviewflow.report.gate import summary_key
 from tests.deploy.readback import artifacts
 from tests.flows.reviewer import ScriptedReviewer

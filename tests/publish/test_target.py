@@ -10,8 +10,8 @@ import pytest
 
 from reviewflow.config import PublishSettings
 from reviewflow.errors import ConfigError, PublishSetupError, ReviewError
-from reviewflow.publish.models import Platform
 from reviewflow.publish.target import request_ref, token_from_env
+from reviewflow.pullrequest.models import Platform
 
 
 def _settings(**values: object) -> PublishSettings:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from reviewflow.publish.comments import comment_body, replacement
-from reviewflow.publish.markers import finding_fingerprint, is_summary
 from reviewflow.publish.safe import safe_text, suggestion_block
+from reviewflow.pullrequest.markers import finding_fingerprint, is_summary
 from tests.publish.memory import finding
 
 HOSTILE = (

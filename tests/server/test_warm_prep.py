@@ -17,7 +17,7 @@ from flows.local.warm.prep import (
     prepare_run,
     settings_inputs,
 )
-from flows.review import review_flow, threaded_review
+from flows.review_flow import review_flow, threaded_review
 from reviewflow.config import Config
 from reviewflow.prompts import _environment, preload_templates
 from reviewflow.providers import anthropic, gemini, openai  # noqa: F401 - their SDKs' models

@@ -32,7 +32,7 @@ from prefect.logging.configuration import setup_logging
 from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, get_current_settings
 
 import reviewflow
-from flows.review import threaded_review
+from flows.review_flow import threaded_review
 from reviewflow.config.schema import ReviewSettings
 from reviewflow.prompts import preload_templates
 

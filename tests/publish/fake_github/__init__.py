@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any
 
-from reviewflow.publish.models import Platform, RequestRef
+from reviewflow.pullrequest.models import Platform, RequestRef
 from tests.publish.fake_github.server import Api, Fault, Handler, RecordedRequest
 from tests.publish.fake_github.shapes import Urls
 from tests.publish.fake_github.state import Pull, ReviewThread, frozen_lines

@@ -3,17 +3,31 @@ open findings, so a later run reviews only what is new and still describes the w
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from reviewflow.models import Severity
 
-if TYPE_CHECKING:  # the findings package is heavy to import: the CLI's front half never needs it
-    from reviewflow.findings.models import Finding
-
 STATE_VERSION = 1
 MAX_REMEMBERED = 400  # open findings kept in the summary's marker (GitHub bodies: 65,536 chars)
+
+
+class Placed(Protocol):
+    """A finding where a run placed it (`reviewflow.findings.models.Finding` is one)."""
+
+    @property
+    def fingerprint(self) -> str: ...
+    @property
+    def severity(self) -> Severity: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def start_line(self) -> int: ...
+    @property
+    def end_line(self) -> int: ...
+    @property
+    def title(self) -> str: ...
 
 
 class PriorFinding(BaseModel):
@@ -29,7 +43,7 @@ class PriorFinding(BaseModel):
     title: str
 
     @classmethod
-    def of(cls, finding: Finding) -> PriorFinding:
+    def of(cls, finding: Placed) -> PriorFinding:
         return cls(
             fingerprint=finding.fingerprint,
             severity=finding.severity,

@@ -17,7 +17,7 @@ import re
 
 from pydantic import ValidationError
 
-from reviewflow.publish.state import SummaryState
+from reviewflow.pullrequest.state import SummaryState
 
 _FINDING = re.compile(r"\A<!-- reviewflow:finding ([0-9a-f]{64}) -->")
 _SUMMARY = re.compile(r"\A<!-- reviewflow:summary ([A-Za-z0-9+/=]*) -->")

@@ -12,15 +12,15 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from reviewflow.publish.markers import (
+from reviewflow.pullrequest.markers import (
     dismissal,
     finding_fingerprint,
     is_resolution,
     is_summary,
     summary_state,
 )
-from reviewflow.publish.models import RequestInfo, RequestRef, RequestState, SummaryNote, Thread
-from reviewflow.publish.state import PriorFinding, SummaryState
+from reviewflow.pullrequest.models import RequestInfo, RequestRef, RequestState, SummaryNote, Thread
+from reviewflow.pullrequest.state import PriorFinding, SummaryState
 
 
 class ReviewScope(StrEnum):

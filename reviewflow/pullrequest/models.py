@@ -1,7 +1,8 @@
 """What publishing reads from and writes to a pull/merge request, platform-neutral.
 
-A platform client (`client.PlatformClient`) turns GitHub's or GitLab's API into these records;
-the planner (`plan.py`) decides from them alone, so every decision is tested without a network.
+A platform client (`reviewflow.publish.client.PlatformClient`) turns GitHub's or GitLab's API
+into these records; the publisher (`reviewflow.publish.publisher`) decides from them alone, so
+every decision is tested without a network.
 """
 
 from __future__ import annotations

@@ -1,0 +1,231 @@
+"""The review flow (`review`), and how a process runs it: in threads, on Dask, or on the managed
+server with the review's key in a provider pool of this process."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager, nullcontext
+from datetime import UTC, datetime
+from functools import cache
+from typing import Any
+
+from prefect import Flow, flow
+from prefect.settings import (
+    PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
+    Settings,
+    get_current_settings,
+    temporary_settings,
+)
+
+from flows.runners import submitted, task_runner_for, threads
+from flows.stages import abandon, finished_result, run_model_stages
+from flows.verification import run_verification
+from reviewflow import cancel
+from reviewflow.cancel import EXIT_CODE as CANCELLED_EXIT
+from reviewflow.config import Config, TaskRunner
+from reviewflow.cost.budget import budget_for
+from reviewflow.findings.finalize import Finalized
+from reviewflow.findings.localize import Localized
+from reviewflow.findings.stages import CANCELLED, ModelStages
+from reviewflow.fsutil import private_umask
+from reviewflow.providers.pool import ProviderHandle, ProviderPool, ReviewObserver, pool_for
+from reviewflow.publish.setup import fallback_summary
+from reviewflow.pullrequest.context import PullRequestContext
+from reviewflow.pullrequest.models import PublishResult
+from reviewflow.report.assemble import review_outcome
+from reviewflow.report.outcome import ReviewRun
+from reviewflow.request import ReviewRequest
+from reviewflow.review.jobs import snapshot_of
+from reviewflow.sast.models import SastScan
+from reviewflow.select.reviewed import ReviewedFiles
+from reviewflow.select.scope import Scope
+from tasks.caching import as_is, stage_options, unquoted
+from tasks.chunk import chunk_files
+from tasks.diff import collect_diff, identify_snapshot
+from tasks.estimate import estimate_cost
+from tasks.finalize import finalize_findings
+from tasks.localize import localize_findings
+from tasks.publish import publish_findings
+from tasks.report import write_review_reports
+from tasks.sast import sast_prescan
+from tasks.select import select_files
+from tasks.silence import load_dismissals, silence_findings
+
+ReviewFlow = Flow[[ReviewRequest, Config, ProviderHandle, dict[str, Any] | None], ReviewRun]
+
+
+def public_config(config: Config) -> Config:
+    """The config without its API key: what may become a flow parameter."""
+    model = config.model.model_copy(update={"api_key": None})
+    return config.model_copy(update={"model": model})
+
+
+@flow(name="review", validate_parameters=True, log_prints=False)
+def review(
+    request: ReviewRequest,
+    config: Config,
+    handle: ProviderHandle,
+    estimate: dict[str, Any] | None = None,
+) -> ReviewRun:
+    """Review one change: diff, files and rules, the model stages per file, findings, reports.
+    `estimate`: the CLI's (it printed it at the start), else this run's `estimate_cost` stage
+    makes it (a deployment's run, a CLI review with `--console off` or `--sast`)."""
+    cancel.reclaim_sigterm()  # a CLI's SIGTERM cancels as Ctrl-C does (not a crash)
+    started = datetime.now(UTC)
+    change = collect_diff(as_is(request), config.review.context_lines)
+    scope = select_files(
+        as_is(change), as_is(request), config.review.max_file_bytes, config.review.instructions
+    )
+    dismissed = load_dismissals(scope.change.repo_root, scope.trusted_ref, request.home)
+    if request.pull_request is not None:  # nor does a carried finding dismissed in the file
+        context = request.pull_request.with_dismissed(dismissed.reasons())
+        request = request.model_copy(update={"pull_request": context})
+    sast = _prescan(scope, config, request) if config.review.sast else None
+    jobs = chunk_files(as_is(scope), as_is(config.review), config.output.language, as_is(sast))
+    options = stage_options(request.home, request.no_cache)
+    snapshot = (snapshot_of(scope), identify_snapshot(as_is(change)))
+    if estimate is None:
+        estimate = estimate_cost(as_is(jobs), as_is(snapshot[0]), as_is(config))
+    budget = pool_for(handle).budget  # now: a cancel closes the pool
+    stages = run_model_stages(
+        jobs,
+        *snapshot,
+        ReviewedFiles.of([item.file for item in scope.selection.kept]),
+        config,
+        handle,
+        options,
+    )
+    finalized = finalize_findings(as_is(list(stages.files)), as_is(config.review))
+    finalized = silence_findings(
+        as_is(finalized),
+        as_is(list(stages.files)),
+        as_is(snapshot[0]),
+        as_is(dismissed),
+        config.review.honours_new_suppressions(ci=bool(request.ci_variables)),
+    )
+    finalized, unverified = run_verification(stages, finalized, snapshot, config, handle, options)
+    localized, unrecorded = _localize(stages, finalized, config, handle, options)
+    unrecorded += unverified
+    outcome = review_outcome(
+        request,
+        config,
+        change,
+        scope,
+        (stages, finalized, localized),
+        started,
+        unrecorded,
+        sast=sast,
+        estimate=estimate,
+        budget=budget.state() if budget is not None else None,
+    )
+    final, written, failure = write_review_reports(
+        as_is(outcome), as_is(config.output), request.home
+    )
+    run = ReviewRun(outcome=final, written=written, report_error=failure)
+    if request.pull_request is not None:
+        run = _publish(run, request.pull_request)
+    # As is: Prefect would otherwise walk the whole outcome at the flow's end looking for futures.
+    return as_is(run)
+
+
+def _prescan(scope: Scope, config: Config, request: ReviewRequest) -> SastScan:
+    """The SAST results (`--sast`): the CLI's early scan's, read from the cache even with
+    `--no-cache` (it ran for this review), else this stage's own scan."""
+    refresh = request.no_cache and not request.sast_prescanned
+    return sast_prescan(as_is(scope), as_is(config.review), request.home, refresh)
+
+
+def _publish(run: ReviewRun, context: PullRequestContext) -> ReviewRun:
+    """`run` with its findings published on the request (not after a cancel), or why that
+    failed and the summary that was not posted: a failure never changes the review's exit
+    code (the publishing task run ends Failed, the review does not)."""
+    if run.outcome.exit_code == CANCELLED_EXIT or cancel.requested():
+        return run
+    state = publish_findings(as_is(run.outcome), context, return_state=True)
+    result = state.result(raise_on_failure=False)
+    if isinstance(result, PublishResult):
+        return run.model_copy(update={"published": result})
+    reason = f"publishing on {context.ref.repo}#{context.ref.number} failed: {result}"
+    summary = fallback_summary(context, run.outcome, reason)
+    return run.model_copy(update={"publish_error": reason, "publish_summary": summary})
+
+
+def _localize(
+    stages: ModelStages,
+    finalized: Finalized,
+    config: Config,
+    handle: ProviderHandle,
+    options: dict[str, Any],
+) -> tuple[Localized, int]:
+    """The findings in the output language (none asked for after Ctrl-C: no new requests),
+    and the requests sent that no record holds (after Ctrl-C here)."""
+    if stages.cancelled or cancel.requested():
+        return Localized(findings=finalized.findings), 0
+    task = localize_findings.with_options(**options)
+    wrap, language = submitted(config), config.output.language
+    try:
+        submitted_task = task.submit(wrap(list(finalized.findings)), language, wrap(handle))
+        with cancel.interruptible():
+            submitted_task.wait()
+        return finished_result(submitted_task), 0
+    except KeyboardInterrupt:  # keep the findings as they are; the request in flight is abandoned
+        cancelled = Localized(findings=finalized.findings, complete=False, warnings=(CANCELLED,))
+        return cancelled, abandon(handle, (*stages.records, *finalized.records))
+
+
+def review_flow(config: Config) -> ReviewFlow:
+    """The review flow on `config`'s task runner (each run duplicates the runner)."""
+    if config.review.task_runner is TaskRunner.THREAD:
+        return threaded_review(config.review.concurrency)
+    return review.with_options(task_runner=task_runner_for(config))
+
+
+@cache
+def threaded_review(max_workers: int) -> ReviewFlow:
+    """The review flow on `max_workers` threads, built once per size: building a flow derives
+    its parameter schema (~70 ms here)."""
+    return review.with_options(task_runner=threads(max_workers))
+
+
+def heartbeat_off() -> AbstractContextManager[Settings | None]:
+    """No flow run heartbeat (a CLI review's run ends with its process; the settings are read
+    again only when it is on: ~0.1 s). Without it, every flow run pays ~1 s at its end."""
+    if get_current_settings().flows.heartbeat_frequency is None:
+        return nullcontext()
+    return temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None})
+
+
+def run_review(
+    request: ReviewRequest,
+    config: Config,
+    *,
+    progress: ReviewObserver | None = None,
+    name: str | None = None,
+    estimate: dict[str, Any] | None = None,
+) -> ReviewRun:
+    """Run the review flow in this process, its key in a provider pool of this process (never a
+    parameter); `progress` is told of requests and finished files, `name` names the flow run,
+    `estimate` is the review's as the CLI made it (the flow then makes none).
+    What the run writes (cached answers, reports' folders) is the user's alone. The review's
+    budget (`review.max_tokens`, `review.max_cost`) is held by its pool: every request of the
+    review, from whichever of its threads, draws on it."""
+    budget = budget_for(config)  # ConfigError for one that cannot hold, before the flow starts
+    flow_ = review_flow(config)
+    if name:
+        flow_ = flow_.with_options(flow_run_name=name)
+    with (
+        private_umask(),
+        ProviderPool.from_config(config, observer=progress, budget=budget) as pool,
+    ):
+        try:
+            with cancel.deferred():  # the flow takes a cancel where it waits for its stages
+                state = flow_(
+                    request, public_config(config), pool.handle, estimate, return_state=True
+                )
+        except BaseException:
+            if cancel.requested():  # the run ended by a cancel before its body could take it
+                raise KeyboardInterrupt from None
+            raise
+    result = unquoted(state.result(raise_on_failure=False))
+    if isinstance(result, BaseException):
+        raise result
+    return ReviewRun.model_validate(result)
