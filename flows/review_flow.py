@@ -15,6 +15,7 @@ from prefect.settings import (
     get_current_settings,
     temporary_settings,
 )
+from pydantic import BaseModel, ConfigDict, SkipValidation, model_serializer
 
 from flows.runners import submitted, task_runner_for, threads
 from flows.stages import abandon, finished_result, run_model_stages
@@ -40,17 +41,36 @@ from reviewflow.select.reviewed import ReviewedFiles
 from reviewflow.select.scope import Scope
 from tasks.caching import as_is, stage_options, unquoted
 from tasks.chunk import chunk_files
-from tasks.diff import collect_diff, identify_snapshot
 from tasks.estimate import estimate_cost
 from tasks.finalize import finalize_findings
 from tasks.localize import localize_findings
+from tasks.prepare import prepare_review
 from tasks.publish import publish_findings
 from tasks.report import write_review_reports
 from tasks.sast import sast_prescan
-from tasks.select import select_files
 from tasks.silence import load_dismissals, silence_findings
+from tasks.snapshot import identify_snapshot
 
-ReviewFlow = Flow[[ReviewRequest, Config, ProviderHandle, dict[str, Any] | None], ReviewRun]
+ReviewFlow = Flow[
+    [ReviewRequest, Config, ProviderHandle, dict[str, Any] | None, "Prepared | None"], ReviewRun
+]
+
+
+class Prepared(BaseModel):
+    """The front half as the CLI prepared it, handed to the flow in this process.
+
+    Prefect stores a flow run's parameters in its database; this one is stored as its summary
+    (the files kept and left out), never as the change itself, which can be a release branch's
+    thousands of files. A run started from a deployment has none: its first task prepares."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    scope: SkipValidation[Scope]
+
+    @model_serializer
+    def summary(self) -> dict[str, Any]:
+        selection = self.scope.selection
+        return {"kept": len(selection.kept), "excluded": len(selection.excluded)}
 
 
 def public_config(config: Config) -> Config:
@@ -65,16 +85,17 @@ def review(
     config: Config,
     handle: ProviderHandle,
     estimate: dict[str, Any] | None = None,
+    prepared: Prepared | None = None,
 ) -> ReviewRun:
     """Review one change: diff, files and rules, the model stages per file, findings, reports.
     `estimate`: the CLI's (it printed it at the start), else this run's `estimate_cost` stage
-    makes it (a deployment's run, a CLI review with `--console off` or `--sast`)."""
+    makes it (a deployment's run, a CLI review with `--console off` or `--sast`). `prepared`:
+    the CLI's front half, else the `prepare_review` stage reads the change itself."""
     cancel.reclaim_sigterm()  # a CLI's SIGTERM cancels as Ctrl-C does (not a crash)
     started = datetime.now(UTC)
-    change = collect_diff(as_is(request), config.review.context_lines)
-    scope = select_files(
-        as_is(change), as_is(request), config.review.max_file_bytes, config.review.instructions
-    )
+    handed = None if prepared is None else prepared.scope
+    scope = prepare_review(as_is(request), as_is(config.review), as_is(handed))
+    change = scope.change
     dismissed = load_dismissals(scope.change.repo_root, scope.trusted_ref, request.home)
     if request.pull_request is not None:  # nor does a carried finding dismissed in the file
         context = request.pull_request.with_dismissed(dismissed.reasons())
@@ -201,10 +222,12 @@ def run_review(
     progress: ReviewObserver | None = None,
     name: str | None = None,
     estimate: dict[str, Any] | None = None,
+    scope: Scope | None = None,
 ) -> ReviewRun:
     """Run the review flow in this process, its key in a provider pool of this process (never a
     parameter); `progress` is told of requests and finished files, `name` names the flow run,
-    `estimate` is the review's as the CLI made it (the flow then makes none).
+    `estimate` and `scope` are the review's estimate and front half as the CLI made them (the
+    flow then makes neither).
     What the run writes (cached answers, reports' folders) is the user's alone. The review's
     budget (`review.max_tokens`, `review.max_cost`) is held by its pool: every request of the
     review, from whichever of its threads, draws on it."""
@@ -218,8 +241,14 @@ def run_review(
     ):
         try:
             with cancel.deferred():  # the flow takes a cancel where it waits for its stages
+                prepared = None if scope is None else Prepared(scope=scope)
                 state = flow_(
-                    request, public_config(config), pool.handle, estimate, return_state=True
+                    request,
+                    public_config(config),
+                    pool.handle,
+                    estimate,
+                    prepared,
+                    return_state=True,
                 )
         except BaseException:
             if cancel.requested():  # the run ended by a cancel before its body could take it

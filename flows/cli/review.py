@@ -157,20 +157,15 @@ def _review(
     managed server `early` started, if the entry point did)."""
     from reviewflow.cost.budget import check_budget
     from reviewflow.providers.factory import check_settings
-    from reviewflow.select.scope import collect, select
+    from reviewflow.select.scope import prepare
 
     check_settings(config.model)  # a placeholder model or a missing key fails before Prefect
     check_budget(config)  # `--max-cost` without a known price, a budget on Dask
     check_outputs(config.output, home_dir(env))
     with stdin_saved(request) as effective:
         # Bad input (repository, refs, diff, rules, trust) fails here with one line, before
-        # Prefect starts its API; the flow's own tasks then repeat this cheap front half.
-        scope = select(
-            collect(effective, config.review.context_lines),
-            effective,
-            config.review.max_file_bytes,
-            config.review.instructions,
-        )
+        # Prefect starts its API; the flow is handed this front half and does not repeat it.
+        scope = prepare(effective, config.review)
         sast_scan = early_scan(config, scope, effective)  # runs while the review starts
         if sast_scan is not None:
             effective = effective.model_copy(update={"sast_prescanned": True})
@@ -256,7 +251,7 @@ def _run_here(
         ProgressDisplay(sys.stderr, env, files, enabled=config.output.progress) as progress,
         heartbeat_off(),
     ):
-        return run_review(request, config, progress=progress, estimate=estimate)
+        return run_review(request, config, progress=progress, estimate=estimate, scope=scope)
 
 
 def _print_outcome(run: ReviewRun, config: Config, env: Mapping[str, str]) -> int:
@@ -378,12 +373,11 @@ def run_preview(
     from reviewflow.cost.budget import check_budget
     from reviewflow.cost.review import scope_estimate
     from reviewflow.report.preview import preview_document, render_preview
-    from reviewflow.select.scope import collect, select
+    from reviewflow.select.scope import prepare
 
     check_budget(config)  # `--max-cost` without a known price: one line, exit 2
 
-    change = collect(request, config.review.context_lines)  # `--diff -`: reads stdin
-    scope = select(change, request, config.review.max_file_bytes, config.review.instructions)
+    scope = prepare(request, config.review)  # `--diff -`: reads stdin
     sast = None
     if config.review.sast:
         from reviewflow.sast.scan import prescan

@@ -1,7 +1,8 @@
 """The front half of a review: from a request to the files reviewed and the rule for each.
 
-Tasks in `tasks/diff.py` and `tasks/select.py` wrap these functions; `--preview` calls them
-directly so it never pays for Prefect.
+`prepare` is the one way through it: the CLI calls it before Prefect starts (bad input fails
+there, in one line) and hands the result to the flow; the flow's `prepare_review` task calls it
+only when handed none (a deployment's run). `--preview` calls it too, and never pays for Prefect.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from reviewflow.config import ReviewSettings
 from reviewflow.git.models import Change, DiffMode
 from reviewflow.git.repo import collect_change, find_repo_root
 from reviewflow.models import ReviewWarning
@@ -35,6 +37,15 @@ class Scope:
         return [ReviewWarning("git", text) for text in self.change.warnings] + list(
             self.rules.warnings
         )
+
+
+def prepare(
+    request: ReviewRequest, settings: ReviewSettings, stdin: BinaryIO | None = None
+) -> Scope:
+    """The change `request` names, its rules and its files kept or left out, as `settings`
+    (context lines, the size limit, the team's instructions) say."""
+    change = collect(request, settings.context_lines, stdin)
+    return select(change, request, settings.max_file_bytes, settings.instructions)
 
 
 def collect(request: ReviewRequest, context_lines: int, stdin: BinaryIO | None = None) -> Change:

@@ -26,19 +26,19 @@ import netguard
 
 netguard.install()
 
-import reviewflow.select.scope as scope
+import reviewflow.git.identity as identity
 
-_select = scope.select
+_identity = identity.snapshot_identity
 
 
-def select(*args, **kwargs):
+def snapshot_identity(*args, **kwargs):
     context = sys.modules.get("prefect.context")
     if context is not None and context.TaskRunContext.get() is not None:
-        raise ValueError("injected failure in select_files")
-    return _select(*args, **kwargs)
+        raise ValueError("injected failure in identify_snapshot")
+    return _identity(*args, **kwargs)
 
 
-scope.select = select
+identity.snapshot_identity = snapshot_identity
 """
 
 
@@ -127,11 +127,11 @@ def test_exception_inside_a_task_is_an_internal_error(changed: GitRepo, tmp_path
     line = last_line(quiet)
     assert "Traceback" not in quiet.stderr
     assert re.fullmatch(
-        r"reviewflow: error: internal error: ValueError: injected failure in select_files "
+        r"reviewflow: error: internal error: ValueError: injected failure in identify_snapshot "
         r"\(details: \S+\.log\)",
         line,
     )
-    assert "select_files" in logged_traceback(line)
+    assert "identify_snapshot" in logged_traceback(line)
 
 
 def test_verbose_prints_the_traceback_too(

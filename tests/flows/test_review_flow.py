@@ -20,8 +20,7 @@ from tests.gitutil import GitRepo
 from tests.wire_server import TEST_KEY, WireServer
 
 STAGES = {
-    "collect_diff",
-    "select_files",
+    "prepare_review",
     "chunk_files",
     # not estimate_cost: a CLI review hands the flow the estimate it printed (tests/cli/test_budget)
     "identify_snapshot",
@@ -98,3 +97,55 @@ def test_stdin_diff_is_reviewed_and_reported_as_stdin(
     report = json.loads((out / "review-report.json").read_text())
     assert (report["metadata"]["mode"], report["metadata"]["diff_file"]) == ("stdin", None)
     assert [f["path"] for f in report["findings"]] == ["app/settings.py"]
+
+
+async def _review_runs() -> list[Any]:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowFilter, FlowFilterName
+    from prefect.client.schemas.sorting import FlowRunSort
+
+    async with get_client() as client:
+        flows = FlowFilter(name=FlowFilterName(any_=["review"]))
+        return await client.read_flow_runs(flow_filter=flows, sort=FlowRunSort.START_TIME_DESC)
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_the_front_half_runs_once_and_only_its_summary_is_stored(
+    repo: GitRepo, wire: WireServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The CLI reads the change once and hands it to the flow, whose stored parameters hold
+    only its summary; a run with none handed (a deployment's) reads it in its first task."""
+    import reviewflow.select.scope as scope_module
+    from flows.review_flow import run_review
+    from reviewflow.config import Config
+    from reviewflow.request import ReviewRequest
+
+    wire.respond("openai", ScriptedReviewer({"app/settings.py": [SPLIT]}))
+    _repo(repo.root)
+    reads: list[str] = []
+    collect = scope_module.collect
+
+    def counted(request: ReviewRequest, *args: Any) -> Any:
+        reads.append(request.repo)
+        return collect(request, *args)
+
+    monkeypatch.setattr(scope_module, "collect", counted)
+    monkeypatch.setenv("REVIEWFLOW_MODEL_NAME", "test-model")
+    monkeypatch.setenv("REVIEWFLOW_MODEL_ENDPOINT", wire.base_url("openai"))
+    monkeypatch.setenv("REVIEWFLOW_MODEL_API_KEY", TEST_KEY)
+    flags = ["--commit", "HEAD", "--console", "off", "--report-dir", str(tmp_path / "out")]
+    assert main(["review", "--repo", str(repo.root), "--no-cache", *flags]) == 1
+    assert reads == [str(repo.root)]
+
+    [run, *_] = asyncio.run(_review_runs())
+    assert run.parameters["prepared"] == {"kept": 1, "excluded": 0}
+    assert "split" not in json.dumps(run.parameters)  # no line of the change is stored
+
+    reads.clear()
+    request = ReviewRequest.from_flags(str(repo.root), commit="HEAD", home=str(tmp_path / "h"))
+    endpoint = {"name": "test-model", "endpoint": wire.base_url("openai"), "api_key": TEST_KEY}
+    config = Config.model_validate({"model": endpoint, "output": {"report_dir": str(tmp_path)}})
+    done = run_review(request, config)
+    assert reads == [str(repo.root)] and [f.title for f in done.outcome.findings] == [
+        SPLIT["title"]
+    ]

@@ -1,4 +1,4 @@
-"""Stage 1, collect_diff: read the change from Git (or the given diff)."""
+"""identify_snapshot: one hash of what the tools of a review can read."""
 
 from __future__ import annotations
 
@@ -7,14 +7,6 @@ from prefect.cache_policies import NO_CACHE
 
 from reviewflow.git.identity import snapshot_identity
 from reviewflow.git.models import Change
-from reviewflow.request import ReviewRequest
-from reviewflow.select.scope import collect
-
-
-@task(name="collect_diff", cache_policy=NO_CACHE, retries=0)
-def collect_diff(request: ReviewRequest, context_lines: int) -> Change:
-    """Read the requested change; Git errors fail the task (and the review) at once."""
-    return collect(request, context_lines)
 
 
 @task(name="identify_snapshot", cache_policy=NO_CACHE, retries=0)
