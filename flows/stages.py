@@ -71,6 +71,7 @@ def run_model_stages(
             chains.start(job)
         chains.run()
     except KeyboardInterrupt:  # keep what is done; requests still in flight are abandoned
+        chains.take_finished()
         stages = summarize(chains.plans, chains.chunks, chains.files)
         return stages.cancel(abandon(handle, stages.records))
     return summarize(chains.plans, chains.chunks, chains.files)
@@ -132,6 +133,25 @@ class _Chains:
             elif stage == "relocate":
                 self._watch("filter", 0, job, self._filter(result))
             else:
+                self.files.extend(result)
+                self._file_done(job.path)
+
+    def take_finished(self) -> None:
+        """On a cancel: keep the stages that finished but were not taken yet (a file whose
+        filter is done counts as reviewed); nothing new is submitted."""
+        while True:
+            try:
+                stage, _, job, future = self._done.get_nowait()
+            except queue.Empty:
+                return
+            if not future.state.is_completed():
+                continue  # failed or cancelled: nothing to keep
+            result = finished_result(future)
+            if stage == "plan":
+                self.plans.append(result)
+            elif stage == "loop":
+                self.chunks.append(result)
+            elif stage == "filter":
                 self.files.extend(result)
                 self._file_done(job.path)
 

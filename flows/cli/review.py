@@ -244,13 +244,12 @@ def _run_here(
 ) -> ReviewRun:
     """The review flow in this process, with live progress on stderr (sized by `scope`)."""
     from flows.review_flow import heartbeat_off, run_review
+    from reviewflow.cost.prices import price_of
     from reviewflow.report.progress import ProgressDisplay
 
-    files = len(scope.selection.kept)
-    with (
-        ProgressDisplay(sys.stderr, env, files, enabled=config.output.progress) as progress,
-        heartbeat_off(),
-    ):
+    files, price = len(scope.selection.kept), price_of(config.model)
+    display = ProgressDisplay(sys.stderr, env, files, enabled=config.output.progress, price=price)
+    with display as progress, heartbeat_off():
         return run_review(request, config, progress=progress, estimate=estimate, scope=scope)
 
 

@@ -1,12 +1,15 @@
-"""Live progress on stderr while the model works: files done/total, requests, tokens.
+"""Live progress on stderr while the model works: a bar of files done/total, the time left, the
+cost so far (with a price), requests and tokens, then the file being reviewed.
 
 The flow calls the methods from any thread; the display redraws with rich Live on a terminal
-and does nothing otherwise (disabled, or stderr not a TTY). Names are escaped.
+and does nothing otherwise (disabled, or stderr not a TTY). Names are escaped. The time left is
+the time per finished file so far times the files left (shown once a file is done).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from types import TracebackType
@@ -15,6 +18,8 @@ from typing import IO
 from rich.live import Live
 from rich.text import Text
 
+from reviewflow.cost.prices import PriceInfo
+from reviewflow.providers.budget import money
 from reviewflow.providers.messages import Usage
 from reviewflow.report.console import make_console
 from reviewflow.report.textsafe import for_terminal
@@ -30,16 +35,26 @@ class ProgressState:
     requests: int = 0
     tokens: int = 0
     current: tuple[str, ...] = ()
+    cost: float | None = None  # None without a price
 
 
 class ProgressDisplay:
     """Thread-safe live progress. Use as a context manager, or call `close()`."""
 
     def __init__(
-        self, stream: IO[str], env: Mapping[str, str], files_total: int, enabled: bool = True
+        self,
+        stream: IO[str],
+        env: Mapping[str, str],
+        files_total: int,
+        enabled: bool = True,
+        price: PriceInfo | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._lock = threading.Lock()
-        self._state = ProgressState(files_total=files_total)
+        self._price, self._clock = price, clock
+        self._started = clock()
+        cost = None if price is None else 0.0
+        self._state = ProgressState(files_total=files_total, cost=cost)
         self._active: list[str] = []
         self._live: Live | None = None
         if enabled and stream.isatty():
@@ -74,9 +89,16 @@ class ProgressDisplay:
 
     def request_done(self, usage: Usage, attempts: int = 1) -> None:
         """Count one answered (or finally failed) request and the tokens it used."""
+        spent = None
+        if self._price is not None:
+            rates, cached = self._price.price, usage.cache_read_tokens
+            spent = rates.cost(usage.prompt_tokens, usage.completion_tokens, cached)
         self._change(
             lambda s: replace(
-                s, requests=s.requests + attempts, tokens=s.tokens + usage.total_tokens
+                s,
+                requests=s.requests + attempts,
+                tokens=s.tokens + usage.total_tokens,
+                cost=None if s.cost is None or spent is None else s.cost + spent,
             )
         )
 
@@ -114,11 +136,44 @@ class ProgressDisplay:
                 self._live.update(self._render(), refresh=True)
 
     def _render(self) -> Text:
+        """One line, what matters most first: a narrow terminal crops the end (`…`)."""
         s = self._state
-        text = Text()
-        text.append(f"Reviewing: {s.files_done}/{counted(s.files_total, 'file')}", style="bold")
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append("Reviewing ", style="bold")
+        text.append_text(bar(s.files_done, s.files_total))
+        text.append(f" {s.files_done}/{counted(s.files_total, 'file')}", style="bold")
+        left = time_left(self._clock() - self._started, s.files_done, s.files_total)
+        if left is not None:
+            text.append(f"  ETA {left}")
+        if s.cost is not None and self._price is not None:
+            currency = self._price.currency
+            amount = money(s.cost)
+            text.append(f"  ${amount}" if currency == "USD" else f"  {amount} {currency}")
         text.append(f"  {counted(s.requests, 'request')}  {s.tokens:,} tokens")
         if s.current:
             more = f" (+{len(s.current) - 1})" if len(s.current) > 1 else ""
             text.append(f"  {for_terminal(s.current[-1])}{more}", style="dim")
         return text
+
+
+BAR_WIDTH = 16
+
+
+def bar(done: int, total: int, width: int = BAR_WIDTH) -> Text:
+    """`━━━━━━━━╺━━━━`: the share of files done, filled in green."""
+    filled = width if total <= 0 else min(width, round(width * done / total))
+    text = Text("━" * filled, style="green")
+    if filled < width:
+        text.append("╺" + "━" * (width - filled - 1), style="bright_black")
+    return text
+
+
+def time_left(elapsed: float, done: int, total: int) -> str | None:
+    """`0:42` or `1:02:05`: the files left at the time per file so far (None before the first
+    file is done, or once all are)."""
+    if done <= 0 or done >= total:
+        return None
+    seconds = round(elapsed / done * (total - done))
+    hours, rest = divmod(seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    return f"{hours}:{minutes:02}:{seconds:02}" if hours else f"{minutes}:{seconds:02}"
