@@ -1,6 +1,8 @@
 """`make docs-pictures`: what a review looks like, recorded from a real review of a small change
 against the scripted model of the tests (no model, no network): the console report as SVG
-(docs/assets/console-review.svg) and text (console-review.txt, which README.md quotes), and the
+(docs/assets/console-review.svg) and text (console-review.txt, which README.md quotes), the
+live progress line half-way through a review of eight files, read from a pseudo-terminal
+(progress.svg), and the
 Prefect UI of the managed server the review ran on, screenshot in headless Chromium (Debian's
 `chromium`): the review's flow run and its artifacts. Each artifact page must render the finding
 (checked in the rendered page, not only through the API), so the script fails when one does not.
@@ -111,6 +113,60 @@ def record(work: Path) -> str:
     return out.replace(str(work / "app"), "~/src/app")
 
 
+def progress(work: Path) -> str:
+    """The progress line as a terminal showed it half-way through a review of eight files, the
+    model answering in 0.4 s with usage (a pseudo-terminal as stderr: it draws only there)."""
+    import pty
+
+    from bench.estimate import metered
+    from tests.gitutil import GitRepo
+    from tests.wire_server import TEST_KEY, Delay, WireServer
+
+    repo = GitRepo.init(work / "eight")
+    paths = [f"app/module_{n}.py" for n in range(8)]
+    for path in paths:
+        repo.write(path, BEFORE)
+    repo.commit("base")
+    for path in paths:
+        repo.write(path, AFTER)
+    repo.commit("check tokens")
+    model = metered({path: [] for path in paths})
+    with WireServer() as wire:
+        wire.respond("openai", lambda record: Delay(0.4, model(record)))
+        env = {
+            **_env(work),
+            "REVIEWFLOW_MODEL_NAME": "gpt-4o",
+            "REVIEWFLOW_MODEL_ENDPOINT": wire.base_url("openai"),
+            "REVIEWFLOW_MODEL_API_KEY": TEST_KEY,
+            "FORCE_COLOR": "1",
+            "COLUMNS": "120",
+        }
+        master, slave = pty.openpty()
+        args = ["review", "--commit", "HEAD", "--no-warm", "--concurrency", "2"]
+        child = subprocess.Popen(
+            [sys.executable, "-m", "flows.cli", *args, "--report-dir", str(work / "out8")],
+            cwd=work / "eight",
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=slave,
+        )
+        os.close(slave)
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            drawn += chunk
+        child.wait(timeout=300)
+    frames = [f for f in drawn.decode(errors="replace").split("\r") if "4/8 files" in f]
+    if not frames:
+        raise SystemExit("no progress line at 4 of 8 files was drawn")
+    return frames[-1].replace("\x1b[2K", "").replace("\n", "")
+
+
 # What each artifact's rendered page must show: the finding in the table, the gate in the summary.
 SHOWS = {"table": "Session token compared with ==", "markdown": "Quality gate failed"}
 CHROMIUM = (
@@ -174,10 +230,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="rf-pictures-") as tmp:
         ansi = record(Path(tmp))
         prefect_ui(Path(tmp), assets)
+        line = progress(Path(tmp))
     console = Console(record=True, width=92, file=open(os.devnull, "w"))  # noqa: SIM115
     console.print(Text.from_ansi(ansi))
     (assets / "console-review.svg").write_text(console.export_svg(title="reviewflow review"))
     (assets / "console-review.txt").write_text(Text.from_ansi(ansi).plain)
+    console = Console(record=True, width=110, file=open(os.devnull, "w"))  # noqa: SIM115
+    console.print(Text.from_ansi(line))
+    (assets / "progress.svg").write_text(console.export_svg(title="reviewflow review (stderr)"))
     print(Text.from_ansi(ansi).plain)
 
 
