@@ -2,7 +2,9 @@
 against the scripted model of the tests (no model, no network): the console report as SVG
 (docs/assets/console-review.svg) and text (console-review.txt, which README.md quotes), the
 live progress line half-way through a review of eight files, read from a pseudo-terminal
-(progress.svg), and the
+(progress.svg), a pull request as reviewflow leaves it (pull-request.png: the summary and the
+inline comments it posted on the tests' stateful fake GitHub, rendered from their bodies), and
+the
 Prefect UI of the managed server the review ran on, screenshot in headless Chromium (Debian's
 `chromium`): the review's flow run and its artifacts. Each artifact page must render the finding
 (checked in the rendered page, not only through the API), so the script fails when one does not.
@@ -167,6 +169,82 @@ def progress(work: Path) -> str:
     return frames[-1].replace("\x1b[2K", "").replace("\n", "")
 
 
+PAGE_STYLE = """
+body { font: 14px/1.5 -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; color: #1f2328;
+       background: #fff; margin: 24px; width: 860px; }
+h1 { font-size: 22px; font-weight: 400; margin: 0 0 16px; }
+.card { border: 1px solid #d1d9e0; border-radius: 6px; margin: 0 0 16px; }
+.head { background: #f6f8fa; border-bottom: 1px solid #d1d9e0; padding: 8px 16px; color: #59636e; }
+.head b { color: #1f2328; }
+.body { padding: 8px 16px; }
+table { border-collapse: collapse; } td, th { border: 1px solid #d1d9e0; padding: 4px 10px; }
+code { background: #eff1f3; padding: 1px 4px; border-radius: 4px; font-size: 12px; }
+pre { background: #f6f8fa; padding: 10px; border-radius: 6px; overflow: auto; }
+"""
+
+
+def pull_request(work: Path) -> str:
+    """The page of a pull request reviewed with `--publish auto` on the fake GitHub: the summary
+    comment and each inline comment, their bodies as reviewflow posted them, as HTML."""
+    from html import escape
+
+    import markdown
+
+    from tests.flows.reviewer import ScriptedReviewer
+    from tests.publish import fake_github
+    from tests.publish.scenario import LEAK, NUMBER, PROJECT, SPLIT, GitHubSide, PullRequest
+    from tests.wire_server import TEST_KEY, WireServer
+
+    with fake_github.FakeGitHub() as github, WireServer() as wire:
+        side = GitHubSide(github)
+        pr = PullRequest.create(work / "pr", side)
+        wire.respond("openai", ScriptedReviewer({"app/settings.py": [SPLIT, LEAK]}))
+        env = {
+            **_env(work),
+            **side.env(),
+            "REVIEWFLOW_MODEL_NAME": "gpt-4o",
+            "REVIEWFLOW_MODEL_ENDPOINT": wire.base_url("openai"),
+            "REVIEWFLOW_MODEL_API_KEY": TEST_KEY,
+        }
+        args = ["review", "--repo", str(pr.repo.root), "--publish", "auto", "--console", "off"]
+        done = subprocess.run(
+            [sys.executable, "-m", "flows.cli", *args, "--report-dir", str(work / "pr-out")],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if done.returncode != 1:
+            raise SystemExit(f"the pull request's review ended {done.returncode}:\n{done.stderr}")
+        [summary] = side.summaries()
+        threads = github.threads(NUMBER, repo=PROJECT)
+    if len(threads) != 2:
+        raise SystemExit(f"{len(threads)} inline comments posted, not 2")
+
+    def card(head: str, body: str) -> str:
+        html = markdown.markdown(body, extensions=["tables", "fenced_code"])
+        return (
+            f'<div class="card"><div class="head">{head}</div><div class="body">{html}</div></div>'
+        )
+
+    bot = "<b>reviewflow[bot]</b> commented"
+    cards = [card(bot, summary)]
+    for thread in threads:
+        lines = (
+            f"lines {thread.start_line}–{thread.line}"
+            if thread.start_line
+            else f"line {thread.line}"
+        )
+        where = f"<b>reviewflow[bot]</b> on <code>{escape(thread.path)}</code> {lines}"
+        cards.append(card(where, thread.comments[0].body))
+    title = (
+        f"<h1>Read settings from the environment <span style='color:#59636e'>#{NUMBER}</span></h1>"
+    )
+    return (
+        f"<html><head><style>{PAGE_STYLE}</style></head><body>{title}{''.join(cards)}</body></html>"
+    )
+
+
 # What each artifact's rendered page must show: the finding in the table, the gate in the summary.
 SHOWS = {"table": "Session token compared with ==", "markdown": "Quality gate failed"}
 CHROMIUM = (
@@ -231,6 +309,10 @@ def main() -> None:
         ansi = record(Path(tmp))
         prefect_ui(Path(tmp), assets)
         line = progress(Path(tmp))
+        page = Path(tmp) / "pull-request.html"
+        page.write_text(pull_request(Path(tmp)))
+        shot = assets / "pull-request.png"
+        _browser(Path(tmp), f"--screenshot={shot}", "--window-size=910,990", page.as_uri())
     console = Console(record=True, width=92, file=open(os.devnull, "w"))  # noqa: SIM115
     console.print(Text.from_ansi(ansi))
     (assets / "console-review.svg").write_text(console.export_svg(title="reviewflow review"))
