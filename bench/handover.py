@@ -116,7 +116,7 @@ def checks() -> None:
     from flows.local.warm import prep
     from flows.local.warm.manifest import CodeManifest
 
-    prep.prepare_run(None, tuple(prep.PROVIDERS))  # what a warm process imports
+    prep.prepare_run(None, tuple(prep.BUILTIN))  # what a warm process imports
     manifest = CodeManifest.of_this_process()
     runs = [t / 20 for t in timeit.repeat(manifest.changed, number=20, repeat=10)]
     print(

@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from reviewflow.config import DEFAULT_ENDPOINTS
+from reviewflow.config import protocol_spec
 
 _DROPPED_HEADERS = {"host", "content-length", "accept-encoding", "connection"}
 
@@ -168,7 +168,7 @@ class _Handler(BaseHTTPRequestHandler):
 def _official_openai(upstream: str, body: bytes) -> bytes:
     """reviewflow sends `max_tokens` to any endpoint but OpenAI's own, which wants
     `max_completion_tokens`: behind the proxy, restore the name OpenAI's endpoint expects."""
-    if upstream != DEFAULT_ENDPOINTS["openai"]:
+    if upstream != protocol_spec("openai").default_endpoint:
         return body
     try:
         data = json.loads(body)

@@ -26,7 +26,7 @@ from bench.quality.judge import Ask, Verdict, extract_issues, judge_pairs, provi
 from bench.quality.peer import PeerRun, run_peer
 from bench.quality.review import ModelChoice, ReviewRun, run_review
 from bench.quality.score import Counts, count, finding_text, line_window_hits, pairs_for_judge
-from reviewflow.config import ModelSettings, Protocol
+from reviewflow.config import ModelSettings
 from reviewflow.fsutil import write_output
 from reviewflow.providers.factory import create_provider
 
@@ -202,7 +202,7 @@ def _judge_settings(settings: Settings, url: str) -> ModelSettings:
     if key is None and settings.mode == "replay":
         key = SecretStr("replay-needs-no-key")
     return ModelSettings(
-        protocol=Protocol(settings.judge.protocol),
+        protocol=settings.judge.protocol,
         name=settings.judge.name,
         endpoint=url,
         api_key=key,

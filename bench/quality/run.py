@@ -31,7 +31,7 @@ from bench.quality.judge import prompts_digest
 from bench.quality.peer import peer_missing
 from bench.quality.results import Prices, markdown, run_json
 from bench.quality.review import ModelChoice
-from reviewflow.config import Protocol, load_config
+from reviewflow.config import load_config, protocol_names
 from reviewflow.errors import ReviewError
 from reviewflow.fsutil import write_output
 from reviewflow.home import home_dir
@@ -46,10 +46,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cases", required=True, help="martian, swr, or a case list JSON path")
     p.add_argument("--case", action="append", metavar="ID", help="only this case (repeatable)")
     p.add_argument("--limit", type=int, help="only the first N cases")
-    p.add_argument("--protocol", choices=[x.value for x in Protocol], help="review model protocol")
+    p.add_argument("--protocol", choices=protocol_names(), help="review model protocol")
     p.add_argument("--model", help="review model name (default: reviewflow's config)")
     p.add_argument("--endpoint", help="review model endpoint (default: reviewflow's config)")
-    p.add_argument("--judge-protocol", choices=[x.value for x in Protocol])
+    p.add_argument("--judge-protocol", choices=protocol_names())
     p.add_argument("--judge-model", help="judge model name (default: the review model)")
     p.add_argument("--judge-endpoint")
     p.add_argument("--label", help="names the run's cassettes and results (default: the model)")
@@ -151,7 +151,7 @@ def _settings(args: argparse.Namespace, env: dict[str, str], cache: Path) -> Set
     review_flags = _model_flags(args.protocol, args.model, args.endpoint)
     review = load_config(home_dir(env), env, {"model": review_flags}).model
     judge_flags = {
-        "protocol": review.protocol.value,
+        "protocol": review.protocol,
         "name": review.name,
         "endpoint": review.endpoint,
     }
@@ -166,8 +166,8 @@ def _settings(args: argparse.Namespace, env: dict[str, str], cache: Path) -> Set
     if mode != "replay":
         check_settings(judge)
     return Settings(
-        review=ModelChoice(review.protocol.value, review.name, review.effective_endpoint),
-        judge=ModelChoice(judge.protocol.value, judge.name, judge.effective_endpoint),
+        review=ModelChoice(review.protocol, review.name, review.effective_endpoint),
+        judge=ModelChoice(judge.protocol, judge.name, judge.effective_endpoint),
         review_key=review.api_key,
         judge_key=judge.api_key,
         cache=cache,

@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 
 from flows.cli.argerrors import bad_value, unknown
 from flows.cli.deployment_run import add_parser as add_deployment_run
-from reviewflow.config import ConsoleMode, Protocol, PublishTarget, TaskRunner
+from reviewflow.config import ConsoleMode, PublishTarget, TaskRunner
 
 DESCRIPTION = "reviewflow: a read-only code review agent for Git changes."
 
@@ -147,7 +147,7 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
         help="your own semgrep rules as well (in CI read from the trusted ref when in the repo)",
     )
     model = parser.add_argument_group("model settings (the API key comes from config or env)")
-    model.add_argument("--protocol", choices=[p.value for p in Protocol])
+    model.add_argument("--protocol", metavar="NAME", help="openai, anthropic, gemini or a plugin's")
     model.add_argument("--model", dest="model_name", metavar="NAME", help="model name")
     model.add_argument("--endpoint", metavar="URL", help="API base URL")
     model.add_argument("--timeout", metavar="DURATION", help="per-request timeout, e.g. 120s")

@@ -34,6 +34,7 @@ from reviewflow.config import (
     TaskRunner,
     home_dir,
     load_config,
+    protocol_spec,
     report_off,
 )
 from reviewflow.errors import ConfigError, OutputError
@@ -316,7 +317,8 @@ def local_api(
     server (started if needed; importing Prefect overlaps its boot)."""
 
     def preload(api: Mapping[str, str]) -> None:
-        verbose, removed = args.verbose, KEY_ENV_VARS
+        verbose = args.verbose
+        removed = (*KEY_ENV_VARS, *protocol_spec(config.model.protocol).key_env)
         environment = PrefectEnvironment.for_run(
             verbose=verbose, api=api, removed=(*removed, *TOKEN_ENV_VARS)
         )
@@ -324,7 +326,7 @@ def local_api(
         from flows.local.warm.prep import prepare_run, root_heartbeat_off  # imports Prefect
 
         threaded = config.review.task_runner is TaskRunner.THREAD
-        prepare_run(config.review.concurrency if threaded else None, [config.model.protocol.value])
+        prepare_run(config.review.concurrency if threaded else None, [config.model.protocol])
         root_heartbeat_off()
 
     return ensure_api(

@@ -13,11 +13,16 @@ from reviewflow.config.load import (
 )
 from reviewflow.config.messages import describe_validation_error, known_keys
 from reviewflow.config.platforms import Platform
+from reviewflow.config.protocols import (
+    ProtocolPluginError,
+    ProtocolSpec,
+    find_protocol,
+    protocol_names,
+    protocol_spec,
+)
 from reviewflow.config.schema import (
-    DEFAULT_ENDPOINTS,
     ENV_PREFIX,
     KEY_ENV_VARS,
-    KEY_FALLBACK_ENV,
     PLACEHOLDER_MODEL,
     Config,
     ConsoleMode,
@@ -25,7 +30,6 @@ from reviewflow.config.schema import (
     ModelSettings,
     OutputSettings,
     PrefectSettings,
-    Protocol,
     PublishSettings,
     PublishTarget,
     ReviewSettings,
@@ -39,10 +43,8 @@ from reviewflow.config.store import get_value, set_value
 from reviewflow.home import home_dir
 
 __all__ = [
-    "DEFAULT_ENDPOINTS",
     "ENV_PREFIX",
     "KEY_ENV_VARS",
-    "KEY_FALLBACK_ENV",
     "PLACEHOLDER_MODEL",
     "Config",
     "ConsoleMode",
@@ -51,7 +53,8 @@ __all__ = [
     "OutputSettings",
     "Platform",
     "PrefectSettings",
-    "Protocol",
+    "ProtocolPluginError",
+    "ProtocolSpec",
     "PublishSettings",
     "PublishTarget",
     "ReviewSettings",
@@ -62,6 +65,7 @@ __all__ = [
     "config_path",
     "describe_validation_error",
     "env_overrides",
+    "find_protocol",
     "format_duration",
     "get_value",
     "home_dir",
@@ -70,6 +74,8 @@ __all__ = [
     "load_config",
     "merge",
     "parse_duration",
+    "protocol_names",
+    "protocol_spec",
     "read_config_file",
     "redact_secret",
     "report_off",

@@ -12,7 +12,8 @@ from pydantic import SecretStr, ValidationError
 
 from reviewflow.config.messages import ENV_SOURCE, FLAGS_SOURCE, describe_validation_error
 from reviewflow.config.platforms import PLATFORM_ENV, PLATFORM_KEY_ENV, Platform
-from reviewflow.config.schema import ENV_PREFIX, KEY_FALLBACK_ENV, Config, ModelSettings
+from reviewflow.config.protocols import protocol_spec
+from reviewflow.config.schema import ENV_PREFIX, Config, ModelSettings
 from reviewflow.errors import ConfigError
 
 
@@ -167,7 +168,7 @@ def load_config(
 def key_variables(model: ModelSettings) -> tuple[str, ...]:
     """The usual variables of the API key for these settings' protocol or platform."""
     if model.platform is Platform.DIRECT:
-        return KEY_FALLBACK_ENV[model.protocol.value]
+        return protocol_spec(model.protocol).key_env
     return PLATFORM_KEY_ENV[model.platform.value]
 
 

@@ -21,10 +21,11 @@ class Platform(StrEnum):
     AZURE = "azure"
 
 
-# The protocols each platform speaks; the first is implied when model.protocol is not set
-# (on Vertex AI, a claude-* model implies anthropic).
+# The protocols each cloud platform speaks; the first is implied when model.protocol is not set
+# (on Vertex AI, a claude-* model implies anthropic). `direct` speaks every registered protocol
+# (reviewflow.config.protocols) and implies openai.
 PLATFORM_PROTOCOLS: dict[Platform, tuple[str, ...]] = {
-    Platform.DIRECT: ("openai", "anthropic", "gemini"),
+    Platform.DIRECT: ("openai",),
     Platform.BEDROCK: ("anthropic",),
     Platform.VERTEX: ("gemini", "anthropic"),
     Platform.AZURE: ("openai",),
@@ -69,7 +70,7 @@ def with_implied_protocol(data: object) -> object:
 def check_platform_protocol(platform: Platform, protocol: str | None) -> Platform:
     """`platform`, if it speaks `protocol`; ValueError naming what it speaks if not."""
     spoken = PLATFORM_PROTOCOLS[platform]
-    if protocol is not None and protocol not in spoken:
+    if platform is not Platform.DIRECT and protocol is not None and protocol not in spoken:
         raise ValueError(
             f"the {platform.value} platform speaks the {' or '.join(spoken)} protocol, not "
             f"{protocol} (set model.protocol to {spoken[0]}, or leave it unset)"

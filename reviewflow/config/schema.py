@@ -30,25 +30,17 @@ from reviewflow.config.platforms import (
     platform_endpoint,
     with_implied_protocol,
 )
+from reviewflow.config.protocols import BUILTIN, find_protocol, protocol_spec
 from reviewflow.models import Severity
 
 PLACEHOLDER_MODEL = "configured-model"
 ENV_PREFIX = "REVIEWFLOW_MODEL_"
-KEY_FALLBACK_ENV = {
-    "openai": ("OPENAI_API_KEY",),
-    "anthropic": ("ANTHROPIC_API_KEY",),
-    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-}
+# The API key variables of the built-in protocols and the platforms (a plugin's are in its spec).
 KEY_ENV_VARS = (
     ENV_PREFIX + "API_KEY",
-    *(name for names in KEY_FALLBACK_ENV.values() for name in names),
+    *(name for spec in BUILTIN.values() for name in spec.key_env),
     *(name for names in PLATFORM_KEY_ENV.values() for name in names),
 )
-DEFAULT_ENDPOINTS = {
-    "openai": "https://api.openai.com/v1",
-    "anthropic": "https://api.anthropic.com",
-    "gemini": "https://generativelanguage.googleapis.com",
-}
 
 MAX_DURATION = 86400.0  # one day: longer is a typo, not a timeout
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
@@ -117,12 +109,6 @@ def format_duration(seconds: float) -> str:
 Duration = Annotated[
     float, BeforeValidator(parse_duration), PlainSerializer(format_duration, return_type=str)
 ]
-
-
-class Protocol(StrEnum):
-    OPENAI = "openai"
-    ANTHROPIC = "anthropic"
-    GEMINI = "gemini"
 
 
 class TaskRunner(StrEnum):
@@ -264,7 +250,11 @@ class ReviewSettings(_Section):
 
 
 class ModelSettings(_Section):
-    protocol: Protocol = Protocol.OPENAI
+    protocol: str = Field(
+        "openai",
+        description="openai, anthropic, gemini, or a protocol an installed plugin registers in "
+        "the entry point group reviewflow.protocols",
+    )
     name: str = Field(PLACEHOLDER_MODEL, min_length=1, description="a model name, e.g. gpt-4o")
     endpoint: str | None = None
     api_key: SecretStr | None = None
@@ -309,11 +299,17 @@ class ModelSettings(_Section):
         """A platform's protocol when model.protocol is not set (bedrock: anthropic...)."""
         return with_implied_protocol(data)
 
+    @field_validator("protocol")
+    @classmethod
+    def _known_protocol(cls, value: str) -> str:
+        if find_protocol(value) is None:
+            raise ValueError(f"unknown protocol {value!r}")
+        return value
+
     @field_validator("platform")
     @classmethod
     def _platform_speaks_protocol(cls, value: Platform, info: ValidationInfo) -> Platform:
-        protocol = info.data.get("protocol")
-        return check_platform_protocol(value, protocol.value if protocol else None)
+        return check_platform_protocol(value, info.data.get("protocol"))
 
     price: ModelPrice | None = None  # per million tokens; else the bundled table (cost/prices)
 
@@ -343,7 +339,7 @@ class ModelSettings(_Section):
             return self.endpoint
         if self.platform is not Platform.DIRECT:
             return platform_endpoint(self.platform, self.region)
-        return DEFAULT_ENDPOINTS[self.protocol.value]
+        return protocol_spec(self.protocol).default_endpoint
 
     @property
     def effective_deployment(self) -> str:

@@ -7,7 +7,7 @@ from typing import Any
 import anthropic
 import httpx2
 
-from reviewflow.config import ModelSettings, Protocol
+from reviewflow.config import ModelSettings, Platform
 from reviewflow.errors import ProviderError
 from reviewflow.providers import cloud, failures
 from reviewflow.providers.base import Provider
@@ -50,10 +50,19 @@ _BEDROCK_USAGE_HEADERS = {
 }
 
 
+def create(settings: ModelSettings) -> AnthropicProvider:
+    """The anthropic protocol's adapter (registered in reviewflow.config.protocols)."""
+    if settings.platform is Platform.BEDROCK:
+        return BedrockProvider(settings)
+    if settings.platform is Platform.VERTEX:
+        return VertexAnthropicProvider(settings)
+    return AnthropicProvider(settings)
+
+
 class AnthropicProvider(Provider[AnyAnthropic]):
     """Messages through the official `anthropic` SDK, SDK retries off."""
 
-    protocol = Protocol.ANTHROPIC
+    protocol = "anthropic"
 
     def _new_client(self) -> AnyAnthropic:
         """A Messages client."""

@@ -7,7 +7,7 @@ import re
 from abc import ABC, abstractmethod
 from typing import Generic
 
-from reviewflow.config import ModelSettings, Protocol
+from reviewflow.config import ModelSettings
 from reviewflow.errors import ProviderError
 from reviewflow.providers import failures
 from reviewflow.providers.deadline import Abandoned, ClientPool, ClientT, DeadlineExceeded
@@ -23,7 +23,7 @@ class Provider(ABC, Generic[ClientT]):
     finish within `timeout` seconds in total (see `reviewflow.providers.deadline`).
     """
 
-    protocol: Protocol
+    protocol: str  # its name in reviewflow.config.protocols
     credential = "API key"  # what a 401/403 refused, as its errors say
 
     def __init__(self, settings: ModelSettings) -> None:
@@ -48,7 +48,7 @@ class Provider(ABC, Generic[ClientT]):
 
     def _complete(self, request: ModelRequest) -> ModelResponse:
         """`complete`, with whatever escaped the adapter's own mapping typed here."""
-        name = self.protocol.value
+        name = self.protocol
         if self._key is not None and not _PRINTABLE_ASCII.fullmatch(self._key):
             # Some SDKs would send it as UTF-8, others fail with it in the error's args.
             raise failures.unusable_key_error(name, self._model)

@@ -7,7 +7,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from reviewflow.config import Config, ModelSettings, Platform
+from reviewflow.config import Config, ModelSettings, Platform, find_protocol
 from reviewflow.errors import ConfigError, PermanentProviderError, ProviderError
 from reviewflow.providers import failures
 from reviewflow.providers.factory import MissingKeyError, PlaceholderModelError, create_provider
@@ -88,7 +88,7 @@ def check_model(config: Config) -> DoctorReport:
     ) -> DoctorReport:
         return DoctorReport(
             outcome=outcome,
-            protocol=settings.protocol.value,
+            protocol=settings.protocol,
             platform=settings.platform.value,
             model=settings.name,
             endpoint=settings.effective_endpoint,
@@ -139,7 +139,8 @@ def _outcome(exc: ProviderError) -> Outcome:
 
 
 def _hint(outcome: Outcome, settings: ModelSettings, message: str) -> str | None:
-    """The hint for `outcome`, in the platform's own terms where it has them."""
+    """The hint for `outcome`, in the platform's own terms where it has them, else in the
+    protocol's (its spec's hints), else the general one."""
     if settings.platform is Platform.BEDROCK:
         hint = _bedrock_hint(outcome, settings, message)
     elif settings.platform is Platform.VERTEX:
@@ -147,7 +148,8 @@ def _hint(outcome: Outcome, settings: ModelSettings, message: str) -> str | None
     elif settings.platform is Platform.AZURE:
         hint = _azure_hint(outcome, settings)
     else:
-        hint = None
+        spec = find_protocol(settings.protocol)
+        hint = spec.hints.get(outcome.value) if spec else None
     return hint or _HINTS.get(outcome)
 
 

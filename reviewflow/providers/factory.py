@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from importlib.util import find_spec
 
 from reviewflow.config import (
-    DEFAULT_ENDPOINTS,
-    KEY_FALLBACK_ENV,
     PLACEHOLDER_MODEL,
     ModelSettings,
     Platform,
-    Protocol,
+    ProtocolPluginError,
+    protocol_spec,
 )
 from reviewflow.config.platforms import AZURE_AD_TOKEN_ENV
 from reviewflow.errors import ConfigError
@@ -35,8 +35,9 @@ def key_required(settings: ModelSettings) -> bool:
     cloud platforms have credential chains of their own)."""
     if settings.platform is not Platform.DIRECT:
         return False
-    if settings.protocol is Protocol.OPENAI:
-        return settings.effective_endpoint == DEFAULT_ENDPOINTS["openai"]
+    spec = protocol_spec(settings.protocol)
+    if spec.key_at_default_endpoint_only:
+        return settings.effective_endpoint == spec.default_endpoint
     return True
 
 
@@ -49,10 +50,10 @@ def check_settings(settings: ModelSettings) -> None:
         )
     check_platform(settings)
     if settings.api_key is None and key_required(settings):
-        names = " or ".join(KEY_FALLBACK_ENV[settings.protocol.value])
+        names = "".join(f" or {name}" for name in protocol_spec(settings.protocol).key_env)
         raise MissingKeyError(
-            f"no API key for the {settings.protocol.value} protocol: set REVIEWFLOW_MODEL_API_KEY "
-            f"or {names}, or run `reviewflow config set model.api_key <key>`"
+            f"no API key for the {settings.protocol} protocol: set REVIEWFLOW_MODEL_API_KEY"
+            f"{names}, or run `reviewflow config set model.api_key <key>`"
         )
 
 
@@ -106,27 +107,20 @@ def _installed(module: str) -> bool:
 
 
 def create_provider(settings: ModelSettings) -> Provider:
-    """The adapter for `settings.protocol` on `settings.platform`, on the official SDK, with
-    SDK retries off."""
+    """The adapter the protocol's spec names (reviewflow.config.protocols), for
+    `settings.platform`, on the official SDK, with SDK retries off."""
     check_settings(settings)
-    if settings.protocol is Protocol.OPENAI:
-        from reviewflow.providers.openai import AzureOpenAIProvider, OpenAIProvider
-
-        if settings.platform is Platform.AZURE:
-            return AzureOpenAIProvider(settings)
-        return OpenAIProvider(settings)
-    if settings.protocol is Protocol.ANTHROPIC:
-        from reviewflow.providers.anthropic import (
-            AnthropicProvider,
-            BedrockProvider,
-            VertexAnthropicProvider,
+    spec = protocol_spec(settings.protocol)
+    module, _, name = spec.adapter.partition(":")
+    try:
+        create = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise ProtocolPluginError(
+            f"the {spec.name} protocol's adapter {spec.adapter} cannot be loaded: {exc}"
+        ) from None
+    provider = create(settings)
+    if not isinstance(provider, Provider):
+        raise ProtocolPluginError(
+            f"the {spec.name} protocol's adapter {spec.adapter} made no Provider"
         )
-
-        if settings.platform is Platform.BEDROCK:
-            return BedrockProvider(settings)
-        if settings.platform is Platform.VERTEX:
-            return VertexAnthropicProvider(settings)
-        return AnthropicProvider(settings)
-    from reviewflow.providers.gemini import GeminiProvider
-
-    return GeminiProvider(settings)
+    return provider

@@ -10,7 +10,7 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types
 
-from reviewflow.config import ModelSettings, Platform, Protocol
+from reviewflow.config import ModelSettings, Platform
 from reviewflow.errors import ProviderError
 from reviewflow.providers import cloud, failures
 from reviewflow.providers.base import Provider
@@ -57,10 +57,15 @@ _FILTERED = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", 
 _KEY_REJECTED = ("API_KEY_INVALID", "API key not valid", "API key expired")
 
 
+def create(settings: ModelSettings) -> GeminiProvider:
+    """The gemini protocol's adapter (registered in reviewflow.config.protocols)."""
+    return GeminiProvider(settings)
+
+
 class GeminiProvider(Provider[genai.Client]):
     """generateContent through the official `google-genai` SDK, SDK retries off."""
 
-    protocol = Protocol.GEMINI
+    protocol = "gemini"
 
     def __init__(self, settings: ModelSettings) -> None:
         super().__init__(settings)

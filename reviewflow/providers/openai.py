@@ -10,7 +10,7 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion
 
-from reviewflow.config import DEFAULT_ENDPOINTS, ModelSettings, Protocol
+from reviewflow.config import ModelSettings, Platform, protocol_spec
 from reviewflow.config.platforms import AZURE_AD_TOKEN_ENV
 from reviewflow.errors import ProviderError
 from reviewflow.providers import failures
@@ -48,14 +48,21 @@ _FINISH = {
 }
 
 
+def create(settings: ModelSettings) -> OpenAIProvider:
+    """The openai protocol's adapter (registered in reviewflow.config.protocols)."""
+    if settings.platform is Platform.AZURE:
+        return AzureOpenAIProvider(settings)
+    return OpenAIProvider(settings)
+
+
 class OpenAIProvider(Provider[openai.OpenAI]):  # AzureOpenAI is an OpenAI
     """Chat Completions through the official `openai` SDK, SDK retries off."""
 
-    protocol = Protocol.OPENAI
+    protocol = "openai"
 
     def __init__(self, settings: ModelSettings) -> None:
         super().__init__(settings)
-        self._official = self._endpoint == DEFAULT_ENDPOINTS["openai"]
+        self._official = self._endpoint == protocol_spec("openai").default_endpoint
 
     def _new_client(self) -> openai.OpenAI:
         """A Chat Completions client (local servers get a dummy bearer token)."""

@@ -22,7 +22,6 @@ from reviewflow.config import (
     Config,
     ModelSettings,
     Platform,
-    Protocol,
     home_dir,
     load_config,
 )
@@ -60,7 +59,7 @@ class ProviderHandle(BaseModel):
 
     pool_id: str
     pid: int
-    protocol: Protocol
+    protocol: str
     model: str
     endpoint: str | None
     timeout: float
@@ -74,7 +73,7 @@ class ProviderHandle(BaseModel):
     def cache_identity(self) -> dict[str, str | None]:
         """The model an answer came from (never the pool, the key, the timeout or concurrency;
         on a cloud platform, the platform and Azure's deployment too)."""
-        identity = {"protocol": self.protocol.value, "model": self.model, "endpoint": self.endpoint}
+        identity = {"protocol": self.protocol, "model": self.model, "endpoint": self.endpoint}
         if self.platform is not Platform.DIRECT:
             identity.update(platform=self.platform.value, deployment=self.deployment)
         return identity
@@ -300,8 +299,8 @@ def _closed_error(pool_id: str) -> PoolClosedError:
 
 
 def environment_key(
-    protocol: Protocol, env: Mapping[str, str], platform: Platform = Platform.DIRECT
+    protocol: str, env: Mapping[str, str], platform: Platform = Platform.DIRECT
 ) -> SecretStr | None:
     """The API key this process would use for `protocol` on `platform` (the CLI's rules)."""
-    model = {"protocol": protocol.value, "platform": platform.value}
+    model = {"protocol": protocol, "platform": platform.value}
     return load_config(home_dir(env), env, {"model": model}).model.api_key

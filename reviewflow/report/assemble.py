@@ -260,7 +260,7 @@ def review_metadata(
         {
             **change_metadata(scope, request),
             "model": ModelInfo(
-                protocol=model.protocol.value,
+                protocol=model.protocol,
                 name=model.name,
                 endpoint=model.effective_endpoint,
                 platform=model.platform.value,

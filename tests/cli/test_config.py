@@ -35,7 +35,7 @@ def test_defaults_match_the_spec(rf_home: Path) -> None:
     assert config.review.max_chunk_tokens == 12000
     assert config.review.confidence_threshold == 0.75
     assert [s.value for s in config.review.fail_on] == ["critical", "high"]
-    assert config.model.protocol.value == "openai"
+    assert config.model.protocol == "openai"
     assert config.model.name == PLACEHOLDER_MODEL
     assert config.model.effective_endpoint == "https://api.openai.com/v1"
     assert config.model.timeout == 120.0

@@ -28,10 +28,10 @@ def test_platform_defaults_to_direct_and_implies_its_protocol(rf_home: Path) -> 
     assert load_config(rf_home, {}).model.platform.value == "direct"
     write_config(rf_home, "model:\n  platform: bedrock\n  name: anthropic.claude-x\n")
     model = load_config(rf_home, {"AWS_REGION": "us-west-2"}).model
-    assert (model.protocol.value, model.region) == ("anthropic", "us-west-2")
+    assert (model.protocol, model.region) == ("anthropic", "us-west-2")
     assert model.effective_endpoint == "https://bedrock-runtime.us-west-2.amazonaws.com"
     env = {"REVIEWFLOW_MODEL_PLATFORM": "vertex", "REVIEWFLOW_MODEL_NAME": "claude-opus-4-1"}
-    assert load_config(rf_home, env).model.protocol.value == "anthropic"
+    assert load_config(rf_home, env).model.protocol == "anthropic"
 
 
 def test_each_platform_reads_its_own_variables(rf_home: Path) -> None:
@@ -110,7 +110,7 @@ def test_set_stores_platform_settings_as_typed(rf_home: Path) -> None:
     assert "api_version: '2024-10-21'" in text and "protocol" not in text
     config = load_config(rf_home, {})
     assert get_value(config, "model.api_version") == "2024-10-21"
-    assert (config.model.protocol.value, config.model.effective_deployment) == (
+    assert (config.model.protocol, config.model.effective_deployment) == (
         "openai",
         "gpt-4o-prod",
     )

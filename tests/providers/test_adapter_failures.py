@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from reviewflow.config import ModelSettings, Protocol
+from reviewflow.config import ModelSettings
 from reviewflow.errors import PermanentProviderError, ProviderError
 from reviewflow.providers import ModelRequest, UserMessage, create_provider
 from reviewflow.providers.failures import (
@@ -37,7 +37,7 @@ WRONG_ANSWERS = [
 def _unchecked_settings(protocol: str, endpoint: str, key: str = TEST_KEY) -> ModelSettings:
     """Settings the config would refuse, as another caller might still build them."""
     return ModelSettings.model_construct(
-        protocol=Protocol(protocol),
+        protocol=protocol,
         name="test-model",
         endpoint=endpoint,
         timeout=2.0,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import SecretStr
 
-from reviewflow.config import PLACEHOLDER_MODEL, Config, ModelSettings, Protocol
+from reviewflow.config import PLACEHOLDER_MODEL, Config, ModelSettings
 from reviewflow.errors import ConfigError
 from reviewflow.providers import create_provider
 from reviewflow.providers.doctor import Outcome, check_model
@@ -88,14 +88,14 @@ def test_doctor_placeholder_and_missing_key() -> None:
     placeholder = check_model(Config())
     assert placeholder.outcome is Outcome.PLACEHOLDER_MODEL
     assert PLACEHOLDER_MODEL in placeholder.message
-    missing = check_model(Config(model=ModelSettings(protocol=Protocol.GEMINI, name="g")))
+    missing = check_model(Config(model=ModelSettings(protocol="gemini", name="g")))
     assert missing.outcome is Outcome.MISSING_KEY
     assert "GEMINI_API_KEY" in missing.render()
 
 
 def test_doctor_unusable_endpoint_is_a_config_problem(protocol: str) -> None:
     settings = ModelSettings.model_construct(  # what the config now refuses, built anyway
-        protocol=Protocol(protocol),
+        protocol=protocol,
         name="m",
         endpoint="http://[::1/v1",
         timeout=1.0,

@@ -233,9 +233,9 @@ def test_vertex_claude_raw_predict_in_the_configured_project(wire: WireServer, a
 
 def test_vertex_claude_name_implies_the_anthropic_protocol(wire: WireServer, adc: Path) -> None:
     settings = ModelSettings(platform="vertex", name="claude-opus-4-1", region="global")
-    assert settings.protocol.value == "anthropic"
+    assert settings.protocol == "anthropic"
     assert settings.effective_endpoint == "https://aiplatform.googleapis.com"
-    assert ModelSettings(platform="vertex", name="gemini-2.5-flash").protocol.value == "gemini"
+    assert ModelSettings(platform="vertex", name="gemini-2.5-flash").protocol == "gemini"
 
 
 @pytest.mark.parametrize(

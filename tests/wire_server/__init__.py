@@ -36,7 +36,7 @@ from urllib.parse import unquote
 
 from pydantic import SecretStr
 
-from reviewflow.config import ModelSettings, Protocol
+from reviewflow.config import ModelSettings
 from tests.wire_server.formats import error_body, render
 from tests.wire_server.replies import (
     AUTO_ID,
@@ -140,7 +140,7 @@ class WireServer:
         project, deployment, api_version)."""
         return ModelSettings(
             platform=platform,
-            protocol=Protocol(protocol),
+            protocol=protocol,
             name=name,
             endpoint=self.url,
             timeout=timeout,
@@ -157,7 +157,7 @@ class WireServer:
     ) -> ModelSettings:
         """Model settings pointing at this server."""
         return ModelSettings(
-            protocol=Protocol(protocol),
+            protocol=protocol,
             name=name,
             endpoint=self.base_url(protocol),
             timeout=timeout,

@@ -33,12 +33,14 @@ from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, get_current_sett
 
 import reviewflow
 from flows.review_flow import threaded_review
+from reviewflow.config.protocols import BUILTIN, protocol_spec
 from reviewflow.config.schema import ReviewSettings
 from reviewflow.prompts import preload_templates
 
-# What the first flow run in a process imports lazily (~160 modules), and what a review on each
-# protocol does: its provider, and the parts of its SDK that the SDK imports on first use. Only
-# an optimisation: a module that a new version no longer has is skipped.
+# What the first flow run in a process imports lazily (~160 modules); a review on a protocol also
+# imports its spec's `warm` modules (its provider and the parts of its SDK that the SDK imports on
+# first use: reviewflow.config.protocols). Only an optimisation: a module that a new version no
+# longer has is skipped.
 LAZY = (
     "prefect.flow_engine",
     "prefect.task_engine",
@@ -51,15 +53,6 @@ LAZY = (
     "truststore",
     "rich._emoji_codes",
 )
-PROVIDERS = {
-    "openai": (
-        "reviewflow.providers.openai",
-        "openai.resources.chat.completions.completions",
-        "openai.lib.streaming.chat",
-    ),
-    "anthropic": ("reviewflow.providers.anthropic", "anthropic.resources.messages"),
-    "gemini": ("reviewflow.providers.gemini",),
-}
 # The models whose build pydantic defers to their first use, which a review makes (one review
 # per protocol, listed): Prefect's API models, and those the providers send and parse.
 DEFERRED_MODELS = {
@@ -94,7 +87,7 @@ def prepare() -> Inputs | None:
     setup_logging(incremental=False)
     inputs = settings_inputs()
     root_heartbeat_off()
-    prepare_run(ReviewSettings.model_fields["concurrency"].default, tuple(PROVIDERS))
+    prepare_run(ReviewSettings.model_fields["concurrency"].default, tuple(BUILTIN))
     return inputs
 
 
@@ -102,7 +95,8 @@ def prepare_run(concurrency: int | None, protocols: Iterable[str]) -> None:
     """What a process's first review builds: imports (Prefect's, and those of the `protocols`
     its model uses), templates, the review flow on `concurrency` threads (unless None) and the
     deferred models. Run once the review's Prefect environment is in `os.environ`."""
-    for name in LAZY + tuple(itertools.chain.from_iterable(PROVIDERS[p] for p in protocols)):
+    warm = itertools.chain.from_iterable(protocol_spec(p).warm for p in protocols)
+    for name in (*LAZY, *warm):
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
     preload_templates(Path(reviewflow.__file__).parent)
