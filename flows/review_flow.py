@@ -36,6 +36,7 @@ from reviewflow.report.assemble import review_outcome
 from reviewflow.report.outcome import ReviewRun
 from reviewflow.request import ReviewRequest
 from reviewflow.review.jobs import snapshot_of
+from reviewflow.review.reader import Snapshot
 from reviewflow.sast.models import SastScan
 from reviewflow.select.reviewed import ReviewedFiles
 from reviewflow.select.scope import Scope
@@ -49,7 +50,7 @@ from tasks.publish import publish_findings
 from tasks.report import write_review_reports
 from tasks.sast import sast_prescan
 from tasks.silence import load_dismissals, silence_findings
-from tasks.snapshot import identify_snapshot
+from tasks.snapshot import identify_snapshot, ship_snapshot
 
 ReviewFlow = Flow[
     [ReviewRequest, Config, ProviderHandle, dict[str, Any] | None, "Prepared | None"], ReviewRun
@@ -102,14 +103,15 @@ def review(
         request = request.model_copy(update={"pull_request": context})
     sast = _prescan(scope, config, request) if config.review.sast else None
     jobs = chunk_files(as_is(scope), as_is(config.review), config.output.language, as_is(sast))
-    options = stage_options(request.home, request.no_cache)
+    options = stage_options(request.home, request.no_cache, config.review.shared_store)
     snapshot = (snapshot_of(scope), identify_snapshot(as_is(change)))
     if estimate is None:
         estimate = estimate_cost(as_is(jobs), as_is(snapshot[0]), as_is(config))
     budget = pool_for(handle).budget  # now: a cancel closes the pool
+    read = _shipped(snapshot, config.review.shared_store)  # what the tools of the stages read
     stages = run_model_stages(
         jobs,
-        *snapshot,
+        *read,
         ReviewedFiles.of([item.file for item in scope.selection.kept]),
         config,
         handle,
@@ -123,7 +125,7 @@ def review(
         as_is(dismissed),
         config.review.honours_new_suppressions(ci=bool(request.ci_variables)),
     )
-    finalized, unverified = run_verification(stages, finalized, snapshot, config, handle, options)
+    finalized, unverified = run_verification(stages, finalized, read, config, handle, options)
     localized, unrecorded = _localize(stages, finalized, config, handle, options)
     unrecorded += unverified
     outcome = review_outcome(
@@ -146,6 +148,14 @@ def review(
         run = _publish(run, request.pull_request)
     # As is: Prefect would otherwise walk the whole outcome at the flow's end looking for futures.
     return as_is(run)
+
+
+def _shipped(snapshot: tuple[Snapshot, str], store: str | None) -> tuple[Snapshot, str]:
+    """What the model stages' tools read: the snapshot here, or its bundle in the shared store
+    (its identity, and so the stages' cache keys, unchanged)."""
+    if store is None:
+        return snapshot
+    return ship_snapshot(as_is(snapshot[0]), store), snapshot[1]
 
 
 def _prescan(scope: Scope, config: Config, request: ReviewRequest) -> SastScan:

@@ -56,9 +56,11 @@ def unquoted(value: Any) -> Any:
     return value.unquote() if isinstance(value, quote) else value
 
 
-def stage_options(home: str | Path, refresh: bool) -> dict[str, Any]:
-    """`with_options` for a cached model stage: our storage, and `--no-cache` as a refresh."""
-    return {"result_storage": results_dir(home), "refresh_cache": refresh}
+def stage_options(home: str | Path, refresh: bool, shared: str | None = None) -> dict[str, Any]:
+    """`with_options` for a cached model stage: our storage (in the `shared` store when the
+    stages run on workers that cannot see this machine), and `--no-cache` as a refresh."""
+    storage = Path(shared, *RESULTS_DIR) if shared else results_dir(home)
+    return {"result_storage": storage, "refresh_cache": refresh}
 
 
 def stage_cache_key(context: TaskRunContext, parameters: dict[str, Any]) -> str:

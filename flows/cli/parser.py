@@ -135,6 +135,12 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
         "--dask-address", metavar="URL", help="Dask scheduler, e.g. tcp://HOST:8786 (dask runner)"
     )
     review.add_argument(
+        "--shared-store",
+        type=os.path.abspath,
+        metavar="DIR",
+        help="a directory the Dask workers reach too: the snapshot and stage results go there",
+    )
+    review.add_argument(
         "--sast",
         action="store_true",
         default=None,

@@ -63,6 +63,7 @@ _FLAG_KEYS: dict[str, tuple[str, str]] = {
     "max_cost": ("review", "max_cost"),
     "task_runner": ("review", "task_runner"),
     "dask_address": ("review", "dask_address"),
+    "shared_store": ("review", "shared_store"),
     "sast": ("review", "sast"),
     "sast_rules": ("review", "sast_rules"),
     "verify": ("review", "verify"),

@@ -186,6 +186,13 @@ class ReviewSettings(_Section):
         pattern=r"^(tcp|tls|ucx|inproc)://\S+$",
         description="a scheduler address such as tcp://HOST:8786",
     )
+    shared_store: str | None = Field(
+        None,
+        pattern=r"^/",
+        description="an absolute path of a directory this machine and a Dask cluster's workers "
+        "both reach, e.g. a shared mount: the snapshot the tools read goes there as a Git "
+        "bundle, and the model stages' results are stored there",
+    )
     instructions: str | None = Field(
         None, description="a Markdown file of review instructions, e.g. docs/review.md"
     )  # relative: to the repository root (`--instructions` is made absolute by the CLI)

@@ -34,7 +34,7 @@ _TEXT_KEYS = frozenset(
     "model.name model.api_key model.api_key_block model.endpoint model.timeout output.language "
     "model.region model.project model.deployment model.api_version "
     "output.json output.markdown output.sarif output.gitlab output.report_dir "
-    "review.dask_address publish.repo publish.api_url publish.token_block "
+    "review.dask_address review.shared_store publish.repo publish.api_url publish.token_block "
     "review.instructions review.sast_rules review.sast_semgrep review.sast_timeout "
     "review.verify_model".split()
 )

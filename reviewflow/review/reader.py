@@ -1,8 +1,10 @@
 """Read-only access to the post-change snapshot the tools read, confined to the repository.
 
 Commit and range reviews read the reviewed ref through git (`ref` is its SHA); workspace and
-stdin reviews read the working tree. Every path the model names goes through `confine`:
-absolute paths, `..`, `.git` and symlinks that leave the repository are refused.
+stdin reviews read the working tree. A snapshot shipped to workers that cannot see the
+repository (`review.shared_store`) is read from this machine's clone of its bundle
+(reviewflow.git.bundle). Every path the model names goes through `confine`: absolute paths,
+`..`, `.git` and symlinks that leave the repository are refused.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from reviewflow.errors import GitError, ToolError
+from reviewflow.git.bundle import bundle_snapshot, clone_of
 from reviewflow.git.runner import run_git
 
 SYMLINK_MODE = "120000"
@@ -27,10 +30,22 @@ class Snapshot(BaseModel):
 
     repo_root: str
     ref: str | None = None
+    bundle: str | None = None  # a shipped snapshot: its bundle in the shared store (`ref` in it)
 
     @property
     def root(self) -> Path:
+        """Where git reads the snapshot: the repository, or this machine's clone of the
+        bundle of a shipped one (cloned on first use)."""
+        if self.bundle is not None and self.ref is not None:
+            return clone_of(Path(self.bundle), self.ref)
         return Path(self.repo_root)
+
+
+def ship(snapshot: Snapshot, store: Path) -> Snapshot:
+    """`snapshot` as workers that cannot see the repository read it: a commit of its tree in
+    a bundle in `store` (written once per tree), read from a clone where it is used."""
+    bundle, commit = bundle_snapshot(snapshot.root, snapshot.ref, store)
+    return Snapshot(repo_root=snapshot.repo_root, ref=commit, bundle=str(bundle))
 
 
 def normalize(path: str) -> str:
@@ -133,13 +148,16 @@ def _ignored(snapshot: Snapshot, path: str) -> bool:
 
 def list_files(snapshot: Snapshot) -> list[str]:
     """Every file path of the snapshot (tracked files; in the working tree also untracked ones
-    that are not ignored)."""
+    that are not ignored, and not tracked ones deleted from it)."""
     if snapshot.ref is None:
         args = ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]
     else:
         args = ["ls-tree", "-r", "-z", "--name-only", "--full-tree", snapshot.ref]
-    names = _git(snapshot, args).split(b"\0")
-    return sorted({name.decode("utf-8", "replace") for name in names if name})
+    names = [name for name in _git(snapshot, args).split(b"\0") if name]
+    if snapshot.ref is None:
+        root = os.fsencode(snapshot.root)
+        names = [name for name in names if os.path.lexists(os.path.join(root, name))]
+    return sorted({name.decode("utf-8", "replace") for name in names})
 
 
 def grep(snapshot: Snapshot, flags: list[str], text: str, pathspecs: list[str]) -> bytes:

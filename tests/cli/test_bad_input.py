@@ -246,7 +246,12 @@ def test_bad_flag_values_name_flag_value_and_accepted(
             "'review.fail_on': 'urgent' (accepted: one or more of critical, high, medium, low",
         ),
         ("review.concurrency", "abc", "'review.concurrency': 'abc' (accepted: an integer from 1"),
-        ("model.protocol", "openia", "'model.protocol': 'openia' (accepted: openai, anthropic or"),
+        (
+            "model.protocol",
+            "openia",
+            "'model.protocol': 'openia' (accepted: openai, anthropic, gemini, or a protocol an "
+            "installed plugin registers",
+        ),
         ("output.progress", "maybe", "'output.progress': 'maybe' (accepted: true or false)"),
         (
             "output.language",

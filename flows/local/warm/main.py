@@ -82,16 +82,19 @@ def listen(path: Path) -> socket.socket:
     if problem is not None:
         raise CannotServe(problem, off=False)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    bound = path.with_name(f".{path.name}.{os.getpid()}")
     umask = os.umask(0o177)
     try:
-        path.unlink(missing_ok=True)
-        listener.bind(str(path))
+        bound.unlink(missing_ok=True)
+        listener.bind(str(bound))
+        listener.listen(64)
+        bound.replace(path)  # the path appears listening: a CLI never finds it refusing
     except OSError as exc:
         listener.close()
+        bound.unlink(missing_ok=True)
         raise CannotServe(f"cannot listen on {path} ({exc.strerror})", off=True) from None
     finally:
         os.umask(umask)
-    listener.listen(64)
     listener.settimeout(_POLL_S)
     return listener
 
