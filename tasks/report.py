@@ -11,7 +11,7 @@ from prefect.cache_policies import NO_CACHE
 from reviewflow import cancel
 from reviewflow.cancel import EXIT_CODE
 from reviewflow.config import OutputSettings
-from reviewflow.report.artifacts import artifact_key, findings_table, summary_markdown
+from reviewflow.report.artifacts import artifact_key, artifact_summary, findings_table
 from reviewflow.report.assemble import cancelled_outcome
 from reviewflow.report.outcome import ReviewOutcome
 from reviewflow.report.writers import write_review_files
@@ -38,7 +38,7 @@ def write_review_reports(
     repository, mode = outcome.metadata.repository, outcome.metadata.mode
     create_markdown_artifact(
         key=artifact_key(repository, mode),
-        markdown=summary_markdown(outcome),
+        markdown=artifact_summary(outcome, written),
         description="reviewflow review summary",
     )
     create_table_artifact(

@@ -25,6 +25,7 @@ from reviewflow.report.outcome import (
     files_finished,
     finding_location,
     incomplete_reasons,
+    severity_summary,
 )
 from reviewflow.report.textsafe import for_terminal
 from reviewflow.report.wording import counted
@@ -117,15 +118,24 @@ def _status_style(outcome: ReviewOutcome) -> str:
     return STATUS_STYLES.get(outcome.exit_code, "bold red")
 
 
+def _file_lines(path: str, findings: list[Finding], detailed: bool) -> list[Text]:
+    """A file's heading (its path and counts), then one line per finding under it."""
+    summary = f"{counted(len(findings), 'finding')}: {severity_summary(findings)}"
+    lines = [_line("  ", (path, "bold"), f"  ({summary})")]
+    for finding in findings:
+        lines += _finding_lines(finding, detailed)
+    return lines
+
+
 def _finding_lines(finding: Finding, detailed: bool) -> list[Text]:
     label = f"[{finding.severity.value.upper()}]"
+    start, end = finding.start_line, finding.end_line
+    where = f"line {start}" if start == end else f"lines {start}-{end}"
     lines = [
         _line(
-            "  ",
+            "    ",
             (label, STYLES[finding.severity]),
-            " ",
-            (finding_location(finding), "bold"),
-            f"  {finding.title}  ({finding.category.value}",
+            f" {where}  {finding.title}  ({finding.category.value}",
             f", rule {finding.rule_id})" if finding.rule_id else ")",
         )
     ]
@@ -136,7 +146,7 @@ def _finding_lines(finding: Finding, detailed: bool) -> list[Text]:
             ("suggestion", finding.suggestion),
         ):
             if value:
-                lines.append(_line(f"      {name}: ", value))
+                lines.append(_line(f"        {name}: ", value))
     return lines
 
 
@@ -187,8 +197,8 @@ def console_lines(
         return []
     detailed = mode == ConsoleMode.DETAILED
     lines = _header(outcome)
-    for finding in outcome.sorted_findings():
-        lines += _finding_lines(finding, detailed)
+    for path, findings in outcome.findings_by_file():
+        lines += _file_lines(path, findings, detailed)
     if detailed:
         for item in outcome.dropped:
             why = f" of {item.duplicate_of}" if item.duplicate_of else ""

@@ -16,12 +16,12 @@ from reviewflow.models import ReviewWarning
 from reviewflow.prompts import render
 from reviewflow.report.mdsafe import md_code, md_inline, md_text
 from reviewflow.report.outcome import (
-    SEVERITY_ORDER,
     ReviewOutcome,
     carried_line,
     files_finished,
     finding_location,
     incomplete_reasons,
+    severity_summary,
 )
 from reviewflow.report.wording import counted
 
@@ -31,6 +31,7 @@ TEMPLATES = Path(__file__).parent / "templates"
 def _finding_view(finding: Finding) -> dict[str, Any]:
     return {
         "id": md_inline(finding.id),
+        "severity": finding.severity.value.capitalize(),
         "location": md_inline(finding_location(finding)),
         "title": md_inline(finding.title) or "\\(untitled\\)",
         "category": finding.category.value,
@@ -54,12 +55,12 @@ def _confidence(finding: Finding) -> str:
 
 
 def _groups(outcome: ReviewOutcome) -> list[dict[str, Any]]:
-    findings = outcome.sorted_findings()
+    """One group per file (the file with the most severe finding first), with its counts."""
     groups = []
-    for severity in SEVERITY_ORDER:
-        members = [_finding_view(f) for f in findings if f.severity == severity]
-        if members:
-            groups.append({"label": severity.value.capitalize(), "findings": members})
+    for path, findings in outcome.findings_by_file():
+        views = [_finding_view(f) for f in findings]
+        summary = severity_summary(findings)
+        groups.append({"path": md_inline(path), "summary": summary, "findings": views})
     return groups
 
 
@@ -171,6 +172,6 @@ def summary_markdown(outcome: ReviewOutcome) -> str:
 
 
 def render_markdown(outcome: ReviewOutcome) -> str:
-    """The full Markdown report: summary, findings by severity, dropped candidates, rules,
+    """The full Markdown report: summary, findings per file, dropped candidates, rules,
     a tool index and usage."""
     return render(TEMPLATES, "report.md.j2", **_summary_view(outcome), **_details_view(outcome))

@@ -126,6 +126,15 @@ class ReviewOutcome(_Record):
         rank = {severity: i for i, severity in enumerate(SEVERITY_ORDER)}
         return sorted(self.findings, key=lambda f: (rank[f.severity], f.path, f.start_line))
 
+    def findings_by_file(self) -> list[tuple[str, list[Finding]]]:
+        """The findings grouped per file: the file with the most severe finding first (then by
+        path), each file's findings most severe first, then by line (a file enters the groups
+        at its most severe finding, in `sorted_findings`' order)."""
+        groups: dict[str, list[Finding]] = {}
+        for finding in self.sorted_findings():
+            groups.setdefault(finding.path, []).append(finding)
+        return list(groups.items())
+
     def severity_counts(self) -> dict[str, int]:
         counts = {severity.value: 0 for severity in SEVERITY_ORDER}
         for finding in self.findings:
@@ -152,6 +161,12 @@ def carried_line(outcome: ReviewOutcome) -> str | None:
     text = f"{counted(len(request.carried), 'open finding')} carried from the earlier review{head}"
     alone = outcome.exit_code == 1 and outcome.status == "complete" and not outcome.findings
     return f"gate failed: {text}" if alone else text
+
+
+def severity_summary(findings: list[Finding]) -> str:
+    """`2 critical, 1 low`: the findings' counts by severity, most severe first."""
+    counts = [(s, sum(f.severity == s for f in findings)) for s in SEVERITY_ORDER]
+    return ", ".join(f"{count} {severity.value}" for severity, count in counts if count)
 
 
 def finding_location(finding: Finding | PriorFinding) -> str:

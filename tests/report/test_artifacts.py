@@ -7,7 +7,13 @@ import re
 import pytest
 
 from reviewflow.models import Severity
-from reviewflow.report.artifacts import artifact_key, findings_table, summary_markdown
+from reviewflow.report.artifacts import (
+    TABLE_ROWS,
+    artifact_key,
+    artifact_summary,
+    findings_table,
+    summary_markdown,
+)
 from reviewflow.report.outcome import ModelInfo
 from tests.report.samples import (
     PARSER,
@@ -80,3 +86,22 @@ def test_summary_markdown_escapes_hostile_text() -> None:
 def test_findings_table_text_is_valid_utf8() -> None:
     outcome = make_outcome(findings=(finding(0, Severity.LOW, title="bad \udcff byte"),))
     assert findings_table(outcome)[0]["title"] == "bad \\xff byte"
+
+
+def test_at_hundreds_of_findings_the_table_is_capped_and_the_summary_says_where_the_rest_is() -> (
+    None
+):
+    severities = list(Severity)
+    many = tuple(finding(n, severities[n % 4], path=f"src/mod{n % 120:03d}.py") for n in range(500))
+    outcome = make_outcome(findings=many)
+    rows = findings_table(outcome)
+    assert len(rows) == TABLE_ROWS
+    assert [row["severity"] for row in rows] == sorted(
+        (row["severity"] for row in rows), key=[s.value for s in severities].index
+    )  # the most severe kept
+    written = {"markdown": "/tmp/r/review-report.md", "json": "/tmp/r/review-report.json"}
+    text = artifact_summary(outcome, written)
+    assert text.startswith(summary_markdown(outcome))
+    assert f"The findings table shows the {TABLE_ROWS} most severe of 500" in text
+    assert "markdown /tmp/r/review-report.md, json /tmp/r/review-report.json" in text
+    assert artifact_summary(make_outcome(), written) == summary_markdown(make_outcome())

@@ -55,12 +55,15 @@ def test_detailed_report_on_a_pipe_is_plain_text() -> None:
         "  3 of 5 files reviewed, 8 findings (2 critical, 2 high, 2 medium, 2 low), 13 dropped"
     )
     assert lines[3] == "  silenced: 1 suppressed, 1 dismissed"  # one drop of every reason
-    assert (
-        "  [CRITICAL] src/app.py:10-12  critical problem number 0  (security, rule sql-injection)"
-        in lines
+    app = lines.index("  src/app.py  (5 findings: 2 critical, 2 medium, 1 low)")
+    assert lines[app + 1] == (
+        "    [CRITICAL] lines 10-12  critical problem number 0  (security, rule sql-injection)"
     )
-    assert "      problem: Line 10 dereferences a value that can be None." in lines
-    assert "      suggestion: Check for None before use." in lines
+    assert lines[app + 2] == "        problem: Line 10 dereferences a value that can be None."
+    assert "        suggestion: Check for None before use." in lines
+    assert "    [MEDIUM] line 40  medium problem number 5  (compatibility)" in lines
+    handlers = lines.index("  api/handlers.py  (3 findings: 2 high, 1 low)")
+    assert app < handlers  # the file with the most severe finding first
     assert "  dropped (duplicate of F0000abab): src/app.py: candidate dropped as duplicate" in lines
     assert "  [rule_reference] reference docs/x.md not found (api/handlers.py)" in lines
     assert lines[-2].startswith("Usage: 3 requests, 1300 prompt + 50 completion = 1350 tokens")
@@ -92,7 +95,7 @@ def test_hostile_names_cannot_drive_the_terminal(mode: ConsoleMode, tty: bool) -
     text = printed(hostile_outcome(), mode, stream, {"TERM": "xterm"})
     unstyled = SGR.sub("", text)
     assert "\x1b" not in unstyled and "\r" not in unstyled and "\x07" not in unstyled
-    assert "src/we`ird|na\\x1b[31mme\\x0a.py:10-12" in unstyled
+    assert "  src/we`ird|na\\x1b[31mme\\x0a.py  (" in unstyled
     title = next(line for line in unstyled.splitlines() if "[HIGH]" in line)
     assert "\\x1b[2J\\x0d\\x0a- [x](javascript:x)" in title
     if mode == ConsoleMode.DETAILED:
@@ -126,3 +129,15 @@ def test_counts_of_one_are_singular() -> None:
     text = printed(one, ConsoleMode.SUMMARY)
     assert "  1 of 1 file reviewed, 1 finding (0 critical, 1 high, 0 medium, 0 low)" in text
     assert "Usage: 1 request, " in text and "; 1 answer reused from earlier runs" in text
+
+
+def test_hundreds_of_findings_read_per_file_one_line_each() -> None:
+    severities = list(Severity)
+    many = tuple(finding(n, severities[n % 4], path=f"src/mod{n % 120:03d}.py") for n in range(500))
+    lines = printed(make_outcome(findings=many), ConsoleMode.SUMMARY).splitlines()
+    headings = [line for line in lines if line.startswith("  src/mod")]
+    assert len(headings) == len(set(headings)) == 120  # each file once
+    assert sum(line.startswith("    [") for line in lines) == 500
+    assert headings[0] == "  src/mod000.py  (5 findings: 5 critical)"
+    first_high = next(i for i, line in enumerate(headings) if "critical" not in line)
+    assert all("critical" in line for line in headings[:first_high])  # most severe files first

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from markdown_it.token import Token
 
+from reviewflow.models import Severity
 from reviewflow.report.markdown import render_markdown, summary_markdown
 from reviewflow.report.mdsafe import md_code, md_inline, md_text
 from reviewflow.report.outcome import ReviewOutcome
@@ -13,6 +14,7 @@ from tests.report.samples import (
     HOSTILE_TITLE,
     PARSER,
     empty_outcome,
+    finding,
     hostile_outcome,
     incomplete_outcome,
     make_outcome,
@@ -52,7 +54,10 @@ def shown(text: str) -> str:
 def test_structure_of_a_realistic_report() -> None:
     toks = tokens(render_markdown(make_outcome()))
     assert headings(toks, 1) == ["Code review report"]
-    assert headings(toks, 3)[:4] == ["Critical (2)", "High (2)", "Medium (2)", "Low (2)"]
+    assert headings(toks, 3)[:2] == [  # per file, the file with the most severe finding first
+        "src/app.py (2 critical, 2 medium, 1 low)",
+        "api/handlers.py (2 high, 1 low)",
+    ]
     findings = headings(toks, 4)
     assert len(findings) == 8
     assert findings[0] == "src/app.py:10-12: critical problem number 0"
@@ -120,3 +125,13 @@ def test_escaping_helpers() -> None:
         assert plain(toks[1]) == text
     fence = tokens(md_code("````\nx\n"))
     assert [t.content for t in fence if t.type == "fence"] == ["````\nx\n"]
+
+
+def test_hundreds_of_findings_are_sections_per_file() -> None:
+    severities = list(Severity)
+    many = tuple(finding(n, severities[n % 4], path=f"src/mod{n % 120:03d}.py") for n in range(500))
+    toks = tokens(render_markdown(make_outcome(findings=many)))
+    files = headings(toks, 3)
+    assert len([h for h in files if h.startswith("src/mod")]) == 120
+    assert files[0] == "src/mod000.py (5 critical)"
+    assert len(headings(toks, 4)) == 500
