@@ -10,7 +10,9 @@ now: `reviewflow: cancelled` and exit 130 at once. Whatever else happens, a watc
 process `GRACE_S` after the first signal (a hang somewhere must not outlive a cancel).
 
 Signal handlers run in the main thread only; listeners must be quick and take no lock the main
-thread may hold (a pool only sets a flag).
+thread may hold (a pool only sets a flag). A KeyboardInterrupt raised where Python cannot
+propagate it (a weakref callback or `__del__`: the lock of a module being imported, say) would be
+printed as "Exception ignored" and lost; it is delivered to the main thread again instead.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
-from types import FrameType
+from types import CodeType, FrameType
 from typing import NoReturn
 
 EXIT_CODE = 130
@@ -44,12 +47,16 @@ class Canceller:
         self._last: dict[int, Callable[[], None]] = {}  # a forced exit does these first
         self._ids = itertools.count()
         self._announced = False
+        self._redelivering = False
+        self._unraisable = sys.unraisablehook
 
     def install(self, before_exit: Callable[[], None] | None = None) -> None:
         """Handle SIGINT and SIGTERM in this process (from the main thread)."""
         self.before_exit = before_exit
         for sig in SIGNALS:
             signal.signal(sig, self.handle)
+        self._unraisable = sys.unraisablehook
+        sys.unraisablehook = self.lost
         self.installed = True
 
     def reclaim_sigterm(self) -> None:
@@ -60,6 +67,11 @@ class Canceller:
 
     def handle(self, signum: int, frame: FrameType | None) -> None:
         """The signal handler: the first signal cancels, the second exits now."""
+        if self._redelivering:  # the cancel again, after it was lost (see `lost`)
+            self._redelivering = False
+            if self.interruptible:
+                raise KeyboardInterrupt
+            return
         self.received.append(signum)
         if len(self.received) > 1:
             self.exit_now()
@@ -71,6 +83,16 @@ class Canceller:
             timer.start()
         if self.interruptible:
             raise KeyboardInterrupt
+
+    def lost(self, unraisable: sys.UnraisableHookArgs) -> None:
+        """`sys.unraisablehook`: a cancel's KeyboardInterrupt that Python could not propagate is
+        raised again once the main thread is past this hook; anything else is reported."""
+        if isinstance(unraisable.exc_value, KeyboardInterrupt) and self.received:
+            self._redelivering = True
+            main = threading.main_thread().ident
+            threading.Thread(target=_signal_past, args=(main,), daemon=True).start()
+            return
+        self._unraisable(unraisable)
 
     def requested(self) -> bool:
         return bool(self.received)
@@ -151,6 +173,22 @@ class Canceller:
         key = next(self._ids)
         self._last[key] = action
         return key
+
+
+def _signal_past(main: int) -> None:
+    """SIGINT to the main thread once it has left `Canceller.lost` (a signal handled inside
+    the hook would be lost again)."""
+    while _inside(sys._current_frames().get(main), Canceller.lost.__code__):
+        time.sleep(0.001)
+    signal.pthread_kill(main, signal.SIGINT)
+
+
+def _inside(frame: FrameType | None, code: CodeType) -> bool:
+    while frame is not None:
+        if frame.f_code is code:
+            return True
+        frame = frame.f_back
+    return False
 
 
 CANCEL = Canceller()  # this process's (tests put another in its place)

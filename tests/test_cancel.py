@@ -148,3 +148,32 @@ def test_a_keyboard_interrupt_anywhere_in_the_chain_is_a_cancel(canceller: Cance
     except RuntimeError as exc:
         assert cancel.caused(exc)
     assert not cancel.caused(RuntimeError("a bug"))
+
+
+_IN_CALLBACK = """
+import gc, signal, time, weakref
+from reviewflow import cancel
+
+class Lock:
+    pass
+
+cancel.CANCEL.grace = None
+cancel.install()
+lock = Lock()
+ref = weakref.ref(lock, lambda _: cancel.CANCEL.handle(signal.SIGINT, None))  # importlib's way
+try:
+    del lock  # the signal lands in the callback, where Python cannot raise it
+    for _ in range(50):
+        time.sleep(0.1)
+    print("lost", flush=True)
+except KeyboardInterrupt:
+    print("cancelled", flush=True)
+"""
+
+
+def test_a_signal_inside_a_weakref_callback_is_not_lost() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _IN_CALLBACK], cwd=ROOT, capture_output=True, text=True,
+        timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.stdout, done.stderr) == ("cancelled\n", "")
