@@ -22,6 +22,7 @@ from flows.cli.failures import log_to_file
 from flows.local.api import ApiTarget, EarlyStart, ensure_api, run_with_server
 from flows.local.reviews import ReviewRecord, managed_home
 from flows.local.settings import PrefectEnvironment
+from flows.local.startup import startup_gc
 from flows.local.warm.child import ForkedReview
 from flows.local.warm.launch import start_warm
 from reviewflow import cancel
@@ -324,11 +325,12 @@ def local_api(
             verbose=verbose, api=api, removed=(*removed, *TOKEN_ENV_VARS)
         )
         environment.apply(os.environ)  # before Prefect is imported: it reads them at import
-        from flows.local.warm.prep import prepare_run, root_heartbeat_off  # imports Prefect
+        with startup_gc():
+            from flows.local.warm.prep import prepare_run, root_heartbeat_off  # imports Prefect
 
-        threaded = config.review.task_runner is TaskRunner.THREAD
-        prepare_run(config.review.concurrency if threaded else None, [config.model.protocol])
-        root_heartbeat_off()
+            threaded = config.review.task_runner is TaskRunner.THREAD
+            prepare_run(config.review.concurrency if threaded else None, [config.model.protocol])
+            root_heartbeat_off()
 
     return ensure_api(
         Path(request.home),

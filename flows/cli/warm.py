@@ -4,8 +4,11 @@ Everything a review imports (this CLI, the review flow, Prefect, the SDKs) is im
 here; then `flows.local.warm.main` serves hand-overs, each child running this CLI's `main`.
 """
 
-from flows.cli.main import main as cli_main
-from flows.local.warm.main import main
+from flows.local.startup import startup_gc
+
+with startup_gc():
+    from flows.cli.main import main as cli_main
+    from flows.local.warm.main import main
 
 if __name__ == "__main__":
     main(None, cli_main)

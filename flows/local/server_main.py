@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from flows.local.process import LOCK_FILE, forget_state, read_state
+from flows.local.startup import startup_gc
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -121,10 +122,11 @@ def _watch_idle(tracker: IdleTracker, server: Any, args: argparse.Namespace) -> 
 def main(argv: list[str] | None = None) -> None:
     args = _parse(argv)
     sock = socket.socket(fileno=args.fd)
-    import uvicorn
-    from prefect.server.api.server import create_app
+    with startup_gc():
+        import uvicorn
+        from prefect.server.api.server import create_app
 
-    tracker = IdleTracker(create_app(final=True))
+        tracker = IdleTracker(create_app(final=True))
     config = uvicorn.Config(tracker, log_level="error", lifespan="on", timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
     threading.Thread(target=_watch_idle, args=(tracker, server, args), daemon=True).start()

@@ -32,6 +32,7 @@ from types import FrameType
 from typing import NoReturn
 
 from flows.local.process import is_ours, read_state
+from flows.local.startup import startup_gc
 from flows.local.warm import prep
 from flows.local.warm.child import DECLINED_EXIT, STOP_EXIT, CliMain, run_child
 from flows.local.warm.manifest import CodeManifest
@@ -222,10 +223,10 @@ def main(argv: Sequence[str] | None, cli: CliMain) -> NoReturn:
     """The warm process: `cli` and everything a review imports are imported by now."""
     args = _parse(argv)
     signal.signal(signal.SIGTERM, _stop)
-    inputs = prep.prepare()
-    manifest = CodeManifest.of_this_process()  # after every import
-    gc.collect()
-    gc.freeze()  # the imported modules: never collected again, here or in a child
+    with startup_gc():  # frozen after it: never collected again, here or in a child
+        inputs = prep.prepare()
+        manifest = CodeManifest.of_this_process()  # after every import
+        gc.collect()  # what the imports left behind: not frozen with them
     with contextlib.suppress(SystemExit):  # SIGTERM
         serve(args, cli, functools.partial(prep.adopt_settings, inputs), manifest)
     os._exit(0)  # skip the interpreter's final collection (and Prefect's exit handlers)
