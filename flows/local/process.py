@@ -50,12 +50,14 @@ _RECORDER = {
 # review ends its own task runs). Each costs start-up time (automations build two HTTP clients,
 # ~0.9 s of CPU here) and idle CPU; and the clean-up's first pass took SQLite's write lock just
 # as a cold start's review created its flow run, in 2-4 of 10 cold starts: a 503, which Prefect's
-# client retries after ~2 s. Task runs are still recorded and events kept, for the UI.
+# client retries after ~2 s. Task runs are still recorded, for the UI. Events are not stored
+# (the event persister): they repeat the task runs' states, and were 58% of the database after
+# a 1,000-file review (42.7 MB with them, 17.8 MB without; bench/RESULTS.md).
 _UNUSED_SERVICES = {
     f"PREFECT_SERVER_SERVICES_{name}_ENABLED": "false"
     for name in (
         "SCHEDULER", "LATE_RUNS", "TRIGGERS", "FOREMAN", "PAUSE_EXPIRATIONS",
-        "CANCELLATION_CLEANUP",
+        "CANCELLATION_CLEANUP", "EVENT_PERSISTER",
     )
 }  # fmt: skip
 # Once a home's first start has registered Prefect's block types, later starts skip it, and

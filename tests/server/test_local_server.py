@@ -141,7 +141,7 @@ def test_the_server_runs_only_the_services_a_review_uses(
     assert not (services.scheduler.enabled or services.late_runs.enabled)
     assert not (services.triggers.enabled or services.foreman.enabled)
     assert not (services.pause_expirations.enabled or services.cancellation_cleanup.enabled)
-    assert services.task_run_recorder.enabled and services.event_persister.enabled
+    assert services.task_run_recorder.enabled and not services.event_persister.enabled
     assert services.task_run_recorder.batch_size == 100
     assert not (server.register_blocks_on_start or server.memoize_block_auto_registration)
 
