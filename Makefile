@@ -34,9 +34,10 @@ lint: dev
 type: dev
 	$(BIN)/mypy
 
-# Test files spread over every core (a module's tests stay together, sharing its servers).
+# Test files spread over every core (a module's tests stay together, sharing its servers), the
+# longest files first (tests/conftest.py).
 test: lint type
-	$(BIN)/pytest -q -n auto --dist loadfile
+	$(BIN)/pytest -q -n auto --dist loadfile --no-loadscope-reorder
 
 # The documentation site: the generated reference pages, then a strict build into site/.
 docs: dev

@@ -18,6 +18,7 @@ from flows.local.api import PREPARING_NOTE, ensure_api
 from flows.local.control import stop_server
 from flows.local.process import DATABASE_FILE, STATE_FILE, read_state, server_env, server_version
 from flows.local.settings import prefect_home, prefect_version
+from tests.conftest import copy_prepared
 from tests.flows.reviewer import ScriptedReviewer
 from tests.gitutil import GitRepo
 from tests.server.conftest import server_pids
@@ -57,7 +58,7 @@ def prepared(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Run]:
 
 
 def test_prepare_does_a_first_start_and_leaves_no_process(
-    prepared: tuple[Path, Run], prepared_home: Path
+    prepared: tuple[Path, Run], prepared_home: Path, tmp_path: Path
 ) -> None:
     home, run = prepared
     assert (run.returncode, run.stderr) == (0, "")
@@ -68,7 +69,8 @@ def test_prepare_does_a_first_start_and_leaves_no_process(
     # Exactly what a home's first start by a review leaves (`prepared_home` is one).
     versions, block_types, schemas = _contents(home)
     assert versions and block_types and schemas
-    assert _contents(home) == _contents(prepared_home)
+    copy_prepared(prepared_home, tmp_path)  # read a copy: the session's is shared, never opened
+    assert _contents(home) == _contents(tmp_path)
 
 
 def test_the_first_review_of_a_prepared_home_does_not_migrate(
