@@ -3,8 +3,9 @@
 Each branch's reviewed head is kept in a Prefect Variable per repository and branch; the first
 review of a branch starts at its merge-base with the base branch. One `review` subflow per
 branch with new commits, one aggregate artifact; a branch's Variable moves only when its review
-completes, and the run ends Failed, naming the branches, when a gate fails or a review is
-incomplete.
+completes, and only forward (the deployment has no concurrency limit: runs of one branch may
+overlap on several workers), and the run ends Failed, naming the branches, when a gate fails or
+a review is incomplete.
 """
 
 from __future__ import annotations
@@ -42,7 +43,20 @@ def last_reviewed(repository: str, branch: str) -> str | None:
     return value.get("head") if isinstance(value, dict) else None
 
 
-def mark_reviewed(repository: str, branch: str, head: str) -> None:
+def mark_reviewed(root: Path, repository: str, branch: str, head: str) -> None:
+    """Record `head` as the branch's reviewed head, unless a run of the same branch that
+    overlapped this one already recorded a later commit the branch still holds (the Variable
+    only moves forward; a branch rewound to an earlier commit moves it back)."""
+    last = last_reviewed(repository, branch)
+    tip = commit_of(root, branch)
+    if (
+        last
+        and tip
+        and last != head
+        and is_ancestor(root, head, last)
+        and is_ancestor(root, last, tip)
+    ):
+        return  # a later commit, still on the branch, is recorded already
     value = {"repository": repository, "branch": branch, "head": head}
     Variable.set(variable_name(repository, branch), value, overwrite=True)
 
@@ -60,7 +74,7 @@ def review_branch(
             branch=branch, head=head, since=None, status="failed", exit_code=2, reason=reason
         )
     if since == head:
-        mark_reviewed(repository, branch, head)
+        mark_reviewed(root, repository, branch, head)
         return BranchReview(branch=branch, head=head, since=since, status="up-to-date")
     request = ReviewRequest.from_flags(
         str(root),
@@ -83,7 +97,7 @@ def review_branch(
         )
     row = reviewed_branch(branch, head, since, run, config.review.fail_on)
     if row.status == "reviewed":  # else the next night tries again (its answers are cached)
-        mark_reviewed(repository, branch, head)
+        mark_reviewed(root, repository, branch, head)
     return row
 
 

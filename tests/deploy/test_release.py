@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from prefect.variables import Variable
 
-from flows.release import last_reviewed, release_review, variable_name
+from flows.release import last_reviewed, mark_reviewed, release_review, variable_name
 from reviewflow.git.branches import matching_branches
 from tests.deploy.readback import artifacts, assert_failed_with_reason
 from tests.deploy.scenario import RISKY, SPLIT, origin, push, use_model
@@ -122,3 +122,18 @@ def test_patterns_follow_git(repo: GitRepo) -> None:
         repo.git("branch", name)
     names = [name for name, _ in matching_branches(repo.root, ["release/*", "hotfix-*"])]
     assert names == ["hotfix-1", "release/1.0"]  # `*` stops at `/`
+
+
+def test_an_overlapping_older_run_never_moves_the_variable_back(tmp_path: Path) -> None:
+    repo, _ = origin(tmp_path)
+    old_head = _branch(repo, "release/1", "app/one.py")
+    repo.write("app/three.py", CODE.format(name="three"))
+    new_head = repo.commit("add three")
+    url, root = "https://git.example.com/app.git", repo.root
+    mark_reviewed(root, url, "release/1", new_head)  # the later run finished first
+
+    mark_reviewed(root, url, "release/1", old_head)
+    assert last_reviewed(url, "release/1") == new_head
+    repo.git("reset", "--quiet", "--hard", old_head)  # the branch rewound: the Variable follows
+    mark_reviewed(root, url, "release/1", old_head)
+    assert last_reviewed(url, "release/1") == old_head
