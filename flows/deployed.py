@@ -24,6 +24,7 @@ from reviewflow.ci import ci_variables
 from reviewflow.config import Config, home_dir, load_config
 from reviewflow.errors import ConfigError
 from reviewflow.git.mirror import fetch_request_head, is_remote, local_repository
+from reviewflow.publish.platforms import spec_of
 from reviewflow.publish.setup import publishing
 from reviewflow.report.gate import GATE_PASSED, run_reason, run_summary, summary_key
 from reviewflow.request import ReviewRequest
@@ -102,7 +103,7 @@ def ci_review(
     trusted_ref: str | None = None,
     overrides: dict[str, Any] | None = None,
     no_cache: bool = False,
-    platform: Literal["github", "gitlab"] | None = None,
+    platform: Literal["github", "gitlab", "bitbucket", "gitea", "azure"] | None = None,
     platform_repo: str | None = None,
     pull_request: int | None = None,
 ) -> State:
@@ -123,8 +124,9 @@ def ci_review(
         )
     home = home_dir(env)
     local = local_repository(repository, home)
-    if platform is not None and pull_request is not None and is_remote(repository):
-        fetch_request_head(local, platform, pull_request)
+    head_ref = spec_of(platform).request_head if platform is not None else None
+    if head_ref is not None and pull_request is not None and is_remote(repository):
+        fetch_request_head(local, head_ref.format(n=pull_request), pull_request)
     request = ReviewRequest.from_flags(
         str(local),
         commit=commit,

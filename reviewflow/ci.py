@@ -1,11 +1,19 @@
-"""Is this run in CI? (`CI`, `GITHUB_ACTIONS`, `GITLAB_CI`, `JENKINS_URL`.) Read by the trust model
+"""Is this run in CI? (`CI_VARIABLES` below.) Read by the trust model
 and the managed server; light to import, since the CLI asks before its own imports."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-CI_VARIABLES = ("CI", "GITHUB_ACTIONS", "GITLAB_CI", "JENKINS_URL")
+CI_VARIABLES = (
+    "CI",
+    "GITHUB_ACTIONS",
+    "GITLAB_CI",
+    "GITEA_ACTIONS",
+    "JENKINS_URL",
+    "BITBUCKET_BUILD_NUMBER",
+    "TF_BUILD",
+)
 _FALSE = ("", "false", "0")
 
 

@@ -180,21 +180,28 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
 
 def _add_publish_flags(parser: argparse.ArgumentParser) -> None:
     publish = parser.add_argument_group(
-        "pull/merge requests (token from GITHUB_TOKEN / GITLAB_TOKEN, never a flag)"
+        "pull/merge requests (the token from the platform's variable, e.g. GITHUB_TOKEN, never a"
+        " flag)"
     )
     publish.add_argument(
         "--publish",
         choices=[t.value for t in PublishTarget],
-        help="post findings on the pull/merge request (auto: in GitHub Actions or GitLab CI)",
+        help="post findings on the pull/merge request (auto: the platform of this CI, if any)",
     )
     publish.add_argument(
         "--pull-request", type=int, metavar="N", help="the pull/merge request (default: CI's)"
     )
     publish.add_argument(
-        "--platform-repo", metavar="OWNER/NAME", help="GitHub repository or GitLab project"
+        "--platform-repo",
+        metavar="OWNER/NAME",
+        help="GitHub or Gitea repository, GitLab project, Bitbucket WORKSPACE/REPO or PROJECT/REPO,"
+        " Azure DevOps PROJECT/REPOSITORY",
     )
     publish.add_argument(
-        "--api-url", metavar="URL", help="GitHub Enterprise or self-managed GitLab API base URL"
+        "--api-url",
+        metavar="URL",
+        help="the platform's API base: GitHub Enterprise, self-managed GitLab, Bitbucket Data"
+        " Center, Gitea/Forgejo, or the Azure DevOps collection URL",
     )
 
 

@@ -41,7 +41,7 @@ from reviewflow.config import (
 from reviewflow.errors import ConfigError, OutputError
 from reviewflow.fsutil import check_output, private_umask, write_output
 from reviewflow.git.repo import read_stdin
-from reviewflow.publish.target import TOKEN_ENV_VARS
+from reviewflow.publish.platforms import TOKEN_ENV_VARS
 from reviewflow.request import ReviewRequest
 
 if TYPE_CHECKING:

@@ -421,24 +421,32 @@ class PrefectSettings(_Section):
 
 class PublishTarget(StrEnum):
     OFF = "off"
-    AUTO = "auto"  # GitHub in GitHub Actions, GitLab in GitLab CI, off elsewhere
+    AUTO = "auto"  # the platform whose CI this is (spec order in reviewflow/publish/platforms.py)
     GITHUB = "github"
     GITLAB = "gitlab"
+    BITBUCKET = "bitbucket"  # Bitbucket Cloud, or Data Center by its API URL
+    GITEA = "gitea"  # Forgejo too
+    AZURE_DEVOPS = "azure"  # Azure DevOps Repos pull requests (not model.platform azure)
 
 
 class PublishSettings(_Section):
     """Where findings are published (`--publish`): the request, and which token to use.
 
     Tokens never live here: they come from the environment (`GITHUB_TOKEN`,
-    `REVIEWFLOW_GITHUB_TOKEN`, `GITLAB_TOKEN`, `REVIEWFLOW_GITLAB_TOKEN`) or, for deployments,
-    from the Prefect Secret block `token_block` names.
+    `REVIEWFLOW_GITHUB_TOKEN`, `GITLAB_TOKEN`, `REVIEWFLOW_GITLAB_TOKEN`, `BITBUCKET_TOKEN`,
+    `REVIEWFLOW_BITBUCKET_TOKEN`, `GITEA_TOKEN`, `REVIEWFLOW_GITEA_TOKEN`, Azure DevOps'
+    `REVIEWFLOW_AZURE_DEVOPS_TOKEN`, `AZURE_DEVOPS_EXT_PAT`, `SYSTEM_ACCESSTOKEN`) or, for
+    deployments, from the Prefect Secret block `token_block` names.
     """
 
     target: PublishTarget = PublishTarget.OFF
     repo: str | None = Field(
         None,
-        pattern=r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)+$|^[0-9]+$",
-        description="OWNER/NAME on GitHub, a project path (group/name) or ID on GitLab",
+        pattern=r"^~?[\w.-]+( [\w.-]+)*(/[\w.-]+( [\w.-]+)*)+$|^[0-9]+$",
+        description="OWNER/NAME on GitHub, a project path (group/name) or ID on GitLab,"
+        " WORKSPACE/REPO_SLUG on Bitbucket Cloud, PROJECT/REPO_SLUG (or ~USER/REPO_SLUG) on"
+        " Bitbucket Data Center, OWNER/NAME on Gitea, PROJECT/REPOSITORY on Azure DevOps"
+        " (names may hold single spaces)",
     )
     pull_request: int | None = Field(None, ge=1, description="a pull/merge request number")
     api_url: str | None = Field(

@@ -59,13 +59,10 @@ def local_repository(repository: str, home: Path) -> Path:
     return target
 
 
-REQUEST_HEADS = {"github": "refs/pull/{n}/head", "gitlab": "refs/merge-requests/{n}/head"}
-
-
-def fetch_request_head(target: Path, platform: str, number: int) -> None:
-    """Fetch pull/merge request `number`'s head into the mirror `target` (a fork's commits are
-    only there), as `refs/reviewflow/requests/<number>`: data to read, never checked out."""
-    source = REQUEST_HEADS[platform].format(n=number)
+def fetch_request_head(target: Path, source: str, number: int) -> None:
+    """Fetch pull/merge request `number`'s head, the remote's ref `source`, into the mirror
+    `target` (a fork's commits are only there), as `refs/reviewflow/requests/<number>`: data to
+    read, never checked out."""
     with _locked(target.with_name(target.name + ".lock")):
         run_git(
             target, ["fetch", "--quiet", "origin", f"+{source}:refs/reviewflow/requests/{number}"]

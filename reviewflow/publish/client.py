@@ -1,5 +1,7 @@
-"""The operations publishing needs from a platform: GitHub (`github.py`) and GitLab
-(`gitlab.py`) implement them with githubkit and python-gitlab.
+"""The operations publishing needs from a platform: each platform's client implements them
+(GitHub `github.py`, GitLab `gitlab.py`, Bitbucket Cloud `bitbucket.py`, Bitbucket Data Center
+`bitbucket_dc.py`, Gitea and Forgejo `gitea.py`, Azure DevOps `azure_devops.py`; the
+registry in `platforms.py` names them).
 
 Errors are typed (`reviewflow.errors`): `PublishSetupError` for a token the platform refuses
 (401) or a request it cannot find (404) while reading; `PublishRefused` for a write refused for

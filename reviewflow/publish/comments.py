@@ -1,11 +1,13 @@
 """A finding as a comment on its lines: its marker, inert text, and a one-click suggestion
-when its fix is code that replaces exactly the lines it comments on."""
+when its platform has them and its fix is code that replaces exactly the lines it comments
+on."""
 
 from __future__ import annotations
 
 import re
 
 from reviewflow.findings.models import Finding
+from reviewflow.publish.platforms import spec_of
 from reviewflow.publish.safe import safe_inline, safe_text, suggestion_block
 from reviewflow.pullrequest.markers import finding_marker
 from reviewflow.pullrequest.models import NewComment
@@ -50,13 +52,14 @@ def comment_body(finding: Finding, platform: str) -> str:
     parts.append(safe_text(finding.problem))
     if finding.evidence:
         parts.append("**Evidence:** " + safe_text(finding.evidence))
-    fix = replacement(finding)
-    if fix is not None:
+    suggestion = spec_of(platform).suggestion
+    fix = replacement(finding) if suggestion is not None else None
+    if fix is not None and suggestion is not None:
         code, prose = fix
         if prose:
             parts.append("**Suggestion:** " + safe_text(prose))
         lines = finding.end_line - finding.start_line + 1
-        parts.append(suggestion_block(code, platform, lines))
+        parts.append(suggestion_block(code, suggestion(lines)))
     elif finding.suggestion:
         parts.append("**Suggestion:** " + safe_text(finding.suggestion))
     footer = f"<sub>reviewflow · {finding.id} · confidence {finding.confidence:.2f}</sub>"

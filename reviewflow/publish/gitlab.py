@@ -17,10 +17,8 @@ both lines of the diff is left out: the comment then sits on its last line alone
 
 from __future__ import annotations
 
-import email.utils
-import math
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -35,6 +33,8 @@ from reviewflow.errors import (
     TransientPublishError,
 )
 from reviewflow.publish.gitlab_lines import DiffLines, files_lines, line_range
+from reviewflow.publish.sessions import UNUSABLE_URL, CountingSession, unreachable
+from reviewflow.publish.waits import retry_wait
 from reviewflow.pullrequest.models import (
     NewComment,
     PostedComment,
@@ -54,38 +54,14 @@ _ONCE: dict[str, Any] = {
     "retry_transient_errors": False,
     "max_retries": 0,
 }
-_DEFAULT_WAIT_S = 60.0  # a rate limit that names no time to wait
-_MAX_WAIT_S = 900.0
 _DIFF_PENDING_WAIT_S = 5.0
 _DETAIL_CHARS = 300
-_UNUSABLE_URL = (
-    requests.exceptions.SSLError,
-    requests.exceptions.InvalidURL,
-    requests.exceptions.MissingSchema,
-    requests.exceptions.InvalidSchema,
-)
 
 
 def instance_url(api_url: str) -> str:
     """The instance URL python-gitlab wants, from the API v4 base (`CI_API_V4_URL`)."""
     url = api_url.strip().rstrip("/")
     return url.removesuffix("/api/v4")
-
-
-class _Session(requests.Session):
-    """Counts every request sent and keeps the headers of the last response."""
-
-    def __init__(self, on_send: Callable[[], None]) -> None:
-        super().__init__()
-        self._on_send = on_send
-        self.last_headers: Mapping[str, str] = {}
-
-    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
-        self._on_send()
-        self.last_headers = {}
-        response = super().send(request, **kwargs)
-        self.last_headers = response.headers
-        return response
 
 
 class GitLabClient:
@@ -98,7 +74,7 @@ class GitLabClient:
         self._ref = ref
         self._token = token
         self._per_page = per_page
-        self._session = _Session(self._sent)
+        self._session = CountingSession(self._sent)
         self._gl = gitlab.Gitlab(
             instance_url(ref.api_url),
             private_token=token,
@@ -208,13 +184,12 @@ class GitLabClient:
             yield
         except GitlabError as err:
             raise self._failure(err, action, reading) from None
-        except _UNUSABLE_URL as err:
+        except UNUSABLE_URL as err:
             detail = self._scrub(str(err))
             raise PublishSetupError(f"GitLab's API URL cannot be used ({detail})") from None
         except requests.RequestException as err:  # connection failures, timeouts
-            detail = self._scrub(str(err))
             raise TransientPublishError(
-                f"GitLab could not be reached ({action}): {detail}"
+                f"GitLab could not be reached ({action}): {unreachable(err)}"
             ) from None
 
     def _failure(self, err: GitlabError, action: str, reading: bool) -> PublishError:
@@ -224,7 +199,7 @@ class GitLabClient:
         if code == 401:
             return PublishSetupError(TOKEN_REFUSED)
         if code == 429 or (code == 403 and _rate_limited(headers)):
-            wait_s = rate_limit_wait(headers, time.time())
+            wait_s = retry_wait(headers, time.time(), reset="RateLimit-Reset")
             return TransientPublishError(
                 f"GitLab rate-limited {action} (HTTP {code}): retry in {wait_s:.0f} s", wait_s
             )
@@ -303,30 +278,3 @@ def _detail(err: GitlabError) -> str:
 
 def _rate_limited(headers: Mapping[str, str]) -> bool:
     return "Retry-After" in headers or headers.get("RateLimit-Remaining") == "0"
-
-
-def rate_limit_wait(headers: Mapping[str, str], now: float) -> float:
-    """Seconds to wait from `Retry-After` (seconds or a date) or `RateLimit-Reset` (epoch)."""
-    wait = _seconds_after(headers.get("Retry-After", ""), now)
-    if wait is None:
-        reset = _number(headers.get("RateLimit-Reset", ""))
-        wait = None if reset is None else reset - now
-    return min(max(_DEFAULT_WAIT_S if wait is None else wait, 1.0), _MAX_WAIT_S)
-
-
-def _seconds_after(value: str, now: float) -> float | None:
-    seconds = _number(value)
-    if seconds is not None or not value.strip():
-        return seconds
-    try:
-        return email.utils.parsedate_to_datetime(value).timestamp() - now
-    except (TypeError, ValueError):
-        return None
-
-
-def _number(value: str) -> float | None:
-    try:
-        number = float(value)
-    except ValueError:
-        return None
-    return number if math.isfinite(number) else None

@@ -7,14 +7,13 @@ from pathlib import Path
 
 from reviewflow.publish.client import PlatformClient
 from reviewflow.publish.incremental import descends, renames, split_prior
-from reviewflow.publish.target import EventShas
 from reviewflow.pullrequest.context import (
     PullRequestContext,
     ReviewScope,
     dismissed_in,
     prior_state,
 )
-from reviewflow.pullrequest.models import RequestRef
+from reviewflow.pullrequest.models import EventShas, RequestRef
 
 
 def prepare(

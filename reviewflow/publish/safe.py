@@ -2,8 +2,10 @@
 
 On top of `mdsafe` (inline Markdown and HTML escaped, so no tag, image, link or hidden marker
 can be formed, and code fenced so it cannot close its fence): no `@` mention can ping a person
-or a team, no line can be a GitLab quick action (`/merge`, `/approve`), and every text is
-bounded. Findings are advisory text, never commands.
+or a team (`@name`, `@group/team`, Bitbucket Cloud's `@{account_id}`, Bitbucket Data Center's
+`@"User Name"`, Azure DevOps' `@<GUID>`), no `#123` or `!123` can link (and so notify) an
+issue, a work item or another request, no line can be a GitLab quick action (`/merge`,
+`/approve`), and every text is bounded. Findings are advisory text, never commands.
 """
 
 from __future__ import annotations
@@ -12,15 +14,19 @@ import re
 
 from reviewflow.report.mdsafe import md_code, md_inline, md_text, visible
 
-_MENTION = re.compile(r"@(?=[\w-])")
+# `@name`, `@{account_id}`, `@"User Name"`, and `@\<`: mdsafe escaped the `<` of `@<GUID>`
+_MENTION = re.compile(r'@(?=[\w{"<\\-])')
+_REFERENCE = re.compile(r"(?<=[#!])(?=\d)")  # `#12`, `!12`, `owner/repo#12`
 _COMMAND = re.compile(r"^(\s*)/", re.MULTILINE)
 _BACKTICKS = re.compile(r"`+")
 TEXT_LIMIT = 3_000  # one prose field of a finding
 
 
 def _inert(text: str) -> str:
-    """No mention (`@` followed by a word gets a zero-width space), no quick action."""
-    return _COMMAND.sub(r"\1\\/", _MENTION.sub("@\u200b", text))
+    """No mention (`@` followed by a word or `<` gets a zero-width space), no `#123`/`!123`
+    reference (a zero-width space after its `#` or `!`), no quick action."""
+    text = _REFERENCE.sub("\u200b", _MENTION.sub("@\u200b", text))
+    return _COMMAND.sub(r"\1\\/", text)
 
 
 def bounded(text: str, limit: int) -> str:
@@ -42,12 +48,11 @@ def safe_code(text: object, limit: int = TEXT_LIMIT) -> str:
     return md_code(bounded(str(text), limit))
 
 
-def suggestion_block(code: str, platform: str, lines: int) -> str:
-    """A one-click suggestion replacing the `lines` lines commented on with `code`: GitHub's
-    ```` ```suggestion ```` fence, GitLab's ```` ```suggestion:-N+0 ```` (relative to the
-    comment's line, the range's last). The fence is longer than any backtick run inside."""
+def suggestion_block(code: str, info: str) -> str:
+    """A one-click suggestion of `code` in a fence with the platform's `info` string (GitHub's
+    ```` ```suggestion ````, GitLab's ```` ```suggestion:-N+0 ```` relative to the comment's
+    line, the range's last). The fence is longer than any backtick run inside."""
     body = visible(code).rstrip("\n")
     longest = max((len(run) for run in _BACKTICKS.findall(body)), default=0)
     fence = "`" * max(3, longest + 1)
-    info = "suggestion" if platform == "github" else f"suggestion:-{lines - 1}+0"
     return f"{fence}{info}\n{body}\n{fence}"

@@ -10,10 +10,10 @@ from pathlib import Path
 from reviewflow import __version__
 from reviewflow.findings.models import Finding
 from reviewflow.prompts import render
+from reviewflow.publish.platforms import spec_of
 from reviewflow.publish.safe import safe_inline
 from reviewflow.pullrequest.context import PullRequestContext, ReviewScope
 from reviewflow.pullrequest.markers import summary_marker
-from reviewflow.pullrequest.models import Platform
 from reviewflow.pullrequest.state import MAX_REMEMBERED, PriorFinding, SummaryState
 from reviewflow.report.outcome import SEVERITY_ORDER, ReviewOutcome, files_finished
 
@@ -58,7 +58,7 @@ def _scope(context: PullRequestContext) -> str:
 
 
 def _noun(context: PullRequestContext) -> str:
-    return "pull request" if context.ref.platform is Platform.GITHUB else "merge request"
+    return spec_of(context.ref.platform).noun
 
 
 def _rows(

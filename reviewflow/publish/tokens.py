@@ -11,7 +11,8 @@ from pydantic import SecretStr
 
 from reviewflow.errors import PublishSetupError
 from reviewflow.publish.client import PlatformClient
-from reviewflow.pullrequest.models import Platform, RequestRef
+from reviewflow.publish.platforms import spec_of
+from reviewflow.pullrequest.models import RequestRef
 
 _TOKENS: dict[tuple[str, str, str, int], SecretStr] = {}
 _LOCK = threading.Lock()
@@ -43,10 +44,4 @@ def client_for(ref: RequestRef, token: SecretStr | None = None) -> PlatformClien
         raise PublishSetupError(
             f"no {ref.platform.value} token in this process for {ref.repo}#{ref.number}"
         )
-    if ref.platform is Platform.GITHUB:
-        from reviewflow.publish.github import GitHubClient
-
-        return GitHubClient(ref, token.get_secret_value(), TIMEOUT_S)
-    from reviewflow.publish.gitlab import GitLabClient
-
-    return GitLabClient(ref, token.get_secret_value(), TIMEOUT_S)
+    return spec_of(ref.platform).make_client(ref, token.get_secret_value(), TIMEOUT_S)

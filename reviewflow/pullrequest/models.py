@@ -1,7 +1,7 @@
 """What publishing reads from and writes to a pull/merge request, platform-neutral.
 
-A platform client (`reviewflow.publish.client.PlatformClient`) turns GitHub's or GitLab's API
-into these records; the publisher (`reviewflow.publish.publisher`) decides from them alone, so
+A platform client (`reviewflow.publish.client.PlatformClient`) turns a platform's API into
+these records; the publisher (`reviewflow.publish.publisher`) decides from them alone, so
 every decision is tested without a network.
 """
 
@@ -15,6 +15,9 @@ from pydantic import BaseModel, ConfigDict
 class Platform(StrEnum):
     GITHUB = "github"
     GITLAB = "gitlab"
+    BITBUCKET = "bitbucket"  # Bitbucket Cloud and Bitbucket Data Center
+    GITEA = "gitea"  # Forgejo too
+    AZURE_DEVOPS = "azure"  # Azure DevOps Repos (Services and Server)
 
 
 class _Record(BaseModel):
@@ -32,6 +35,13 @@ class RequestRef(_Record):
     repo: str
     number: int
     api_url: str
+
+
+class EventShas(_Record):
+    """The base and head the CI event names (they match the checkout), when it names them."""
+
+    base: str | None = None
+    head: str | None = None
 
 
 class RequestInfo(_Record):

@@ -47,7 +47,7 @@ def test_no_abbreviations_and_unknown_flags_name_the_closest(
             "invalid value for --confidence-threshold: 'hi'",
         ),
         (["review", "--console", "loud"], "invalid value for --console: 'loud'"),
-        (["review", "--publish", "bitbucket"], "invalid value for --publish: 'bitbucket'"),
+        (["review", "--publish", "svn"], "invalid value for --publish: 'svn'"),
         (["review", "--protocol", "soap"], "invalid value for --protocol: 'soap'"),
         (["review", "--task-runner", "gpu"], "invalid value for --task-runner: 'gpu'"),
         (["review", "--max-cost"], "--max-cost needs a value"),

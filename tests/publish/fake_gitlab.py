@@ -24,16 +24,10 @@ its messages.
 
 from __future__ import annotations
 
-import collections
 import email.utils
-import json
-import threading
 import time
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler
-from types import TracebackType
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlencode
+from urllib.parse import unquote, urlencode
 
 from reviewflow.pullrequest.models import Platform, RequestRef
 from tests.publish.fake_gitlab_state import (
@@ -43,7 +37,7 @@ from tests.publish.fake_gitlab_state import (
     Json,
     MergeRequest,
 )
-from tests.wire_server import QuietHTTPServer
+from tests.publish.fake_http import Answer, PlatformFake, RecordedRequest, number
 
 __all__ = [
     "BOT",
@@ -74,53 +68,15 @@ KINDS = tuple(_KINDS.values())
 _STATUS_TEXT = {500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable"}
 
 
-@dataclass(frozen=True)
-class RecordedRequest:
-    method: str
-    path: str  # as sent: URL-encoded, with the prefix
-    query: dict[str, str]
-    headers: dict[str, str]  # lower-cased names
-    body: Any
-    kind: str
-    args: tuple[str, ...] = ()  # project, iid, and the discussion or note ID if any
-
-
-@dataclass
-class _Failure:
-    kind: str | None
-    status: int
-    body: Any
-    headers: dict[str, str]
-    times: int
-
-
-class FakeGitLab(GitLabState):
+class FakeGitLab(PlatformFake, GitLabState):
     """The fake on a free port of 127.0.0.1; use as a context manager."""
 
     def __init__(self, prefix: str = "") -> None:
         super().__init__()
-        self.prefix = prefix.rstrip("/")
-        self._records: list[RecordedRequest] = []
-        self._failures: list[_Failure] = []
-        self._httpd = QuietHTTPServer(("127.0.0.1", 0), _Handler)
-        self._httpd.daemon_threads = True
-        self._httpd.fake = self  # type: ignore[attr-defined]
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
+        self._serve_http(prefix)
         self.base_url = self.url
         self.add_token(BOT_TOKEN, BOT)
         self.add_token(READ_ONLY_TOKEN, "fork-bot", write=False)
-
-    @property
-    def origin(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    @property
-    def url(self) -> str:
-        """The instance's URL (with its path prefix)."""
-        return self.origin + self.prefix
 
     @property
     def api_url(self) -> str:
@@ -132,20 +88,11 @@ class FakeGitLab(GitLabState):
             platform=Platform.GITLAB, repo=str(project), number=iid, api_url=self.api_url
         )
 
-    def fail(
-        self,
-        status: int,
-        *,
-        kind: str | None = None,
-        body: Any = None,
-        headers: dict[str, str] | None = None,
-        times: int = 1,
-    ) -> None:
-        """Answer the next `times` requests of `kind` (any when None) with `status`."""
-        if body is None:
-            body = {"message": f"{status} {_STATUS_TEXT.get(status, 'Error')}"}
-        with self.lock:
-            self._failures.append(_Failure(kind, status, body, dict(headers or {}), times))
+    def token_of(self, headers: dict[str, str]) -> str:
+        return headers.get("private-token", "")
+
+    def failure_body(self, status: int) -> Any:
+        return {"message": f"{status} {_STATUS_TEXT.get(status, 'Error')}"}
 
     def rate_limit(
         self,
@@ -169,45 +116,21 @@ class FakeGitLab(GitLabState):
             headers["Retry-After"] = str(retry_after)
         self.fail(status, kind=kind, body="Retry later\n", headers=headers, times=times)
 
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        with self.lock:
-            return list(self._records)
+    def respond(self, request: RecordedRequest, token: str) -> Answer:
+        if request.kind == "unknown":
+            return 404, {"error": "404 Not Found"}, {}
+        who = self.user_of(token)
+        if who is None:
+            return 401, {"message": "401 Unauthorized"}, {}
+        try:
+            mr = self.find(*request.args[:2])
+            if request.method != "GET" and not who[1]:
+                raise ApiError(403, "403 Forbidden")
+            return self._dispatch(request, mr, who[0])
+        except ApiError as err:
+            return err.status, err.body, {}
 
-    def count(self, kind: str | None = None) -> int:
-        """Requests of `kind` so far (all when None)."""
-        with self.lock:
-            return sum(kind in (None, r.kind) for r in self._records)
-
-    def counts(self) -> collections.Counter[str]:
-        with self.lock:
-            return collections.Counter(r.kind for r in self._records)
-
-    def answer(self, request: RecordedRequest) -> tuple[int, Any, dict[str, str]]:
-        """Record `request` and answer it: status, JSON (or text) body, headers."""
-        with self.lock:
-            self._records.append(request)
-            token = request.headers.get("private-token", "")
-            scripted = self._scripted(request.kind)
-            if scripted is not None:
-                body = json.loads(json.dumps(scripted.body).replace("{token}", token))
-                return scripted.status, body, scripted.headers
-            if request.kind == "unknown":
-                return 404, {"error": "404 Not Found"}, {}
-            who = self.user_of(token)
-            if who is None:
-                return 401, {"message": "401 Unauthorized"}, {}
-            try:
-                mr = self.find(*request.args[:2])
-                if request.method != "GET" and not who[1]:
-                    raise ApiError(403, "403 Forbidden")
-                return self._dispatch(request, mr, who[0])
-            except ApiError as err:
-                return err.status, err.body, {}
-
-    def _dispatch(
-        self, request: RecordedRequest, mr: MergeRequest, user: str
-    ) -> tuple[int, Any, dict[str, str]]:
+    def _dispatch(self, request: RecordedRequest, mr: MergeRequest, user: str) -> Answer:
         data: Json = {**request.query, **(request.body if isinstance(request.body, dict) else {})}
         item = request.args[2] if len(request.args) > 2 else ""
         match request.kind:
@@ -231,14 +154,14 @@ class FakeGitLab(GitLabState):
             case _:
                 return 200, self.edit_note(mr, item, user, data), {}
 
-    def _page(self, items: list[Json], request: RecordedRequest) -> tuple[int, Any, dict[str, str]]:
-        per_page = _number(request.query.get("per_page"), 20)
+    def _page(self, items: list[Json], request: RecordedRequest) -> Answer:
+        per_page = number(request.query.get("per_page"), 20)
         per_page = min(per_page if per_page > 0 else 20, 100)
-        page = max(_number(request.query.get("page"), 1), 1)
+        page = max(number(request.query.get("page"), 1), 1)
         pages = max(1, -(-len(items) // per_page))
 
-        def link(number: int, rel: str) -> str:
-            query = urlencode({**request.query, "page": number, "per_page": per_page})
+        def link(to: int, rel: str) -> str:
+            query = urlencode({**request.query, "page": to, "per_page": per_page})
             return f'<{self.origin}{request.path}?{query}>; rel="{rel}"'
 
         links = [link(page - 1, "prev")] if page > 1 else []
@@ -254,13 +177,6 @@ class FakeGitLab(GitLabState):
         }
         return 200, items[(page - 1) * per_page : page * per_page], headers
 
-    def _scripted(self, kind: str) -> _Failure | None:
-        for failure in self._failures:
-            if failure.kind in (None, kind) and failure.times > 0:
-                failure.times -= 1
-                return failure
-        return None
-
     def route(self, method: str, path: str) -> tuple[str, tuple[str, ...]]:
         """The kind of request `method path` is, and its project, iid and item."""
         api = f"{self.prefix}/api/v4/projects/"
@@ -274,75 +190,3 @@ class FakeGitLab(GitLabState):
         if kind == "reply" and rest[2] != "notes":
             kind = "unknown"
         return kind, (parts[0], parts[2], *rest[1:2])
-
-    def __enter__(self) -> FakeGitLab:
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms stall
-    timeout = 30
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        self._serve("GET")
-
-    def do_POST(self) -> None:
-        self._serve("POST")
-
-    def do_PUT(self) -> None:
-        self._serve("PUT")
-
-    def do_DELETE(self) -> None:
-        self._serve("DELETE")
-
-    def _serve(self, method: str) -> None:
-        fake: FakeGitLab = self.server.fake  # type: ignore[attr-defined]
-        path, _, raw_query = self.path.partition("?")
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body = json.loads(raw) if raw else None
-        except json.JSONDecodeError:
-            body = raw.decode("utf-8", "replace")
-        query = {k: v[-1] for k, v in parse_qs(raw_query, keep_blank_values=True).items()}
-        kind, args = fake.route(method, path)
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        record = RecordedRequest(method, path, query, headers, body, kind, args)
-        status, payload, extra = fake.answer(record)
-        if isinstance(payload, str):
-            data, content_type = payload.encode(), "text/plain"
-        else:
-            data, content_type = json.dumps(payload).encode(), "application/json"
-        try:
-            self.send_response(status)
-            self.send_header("content-type", content_type)
-            self.send_header("content-length", str(len(data)))
-            for name, value in extra.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-            self.wfile.flush()
-        except OSError:  # the client gave up and closed the socket
-            self.close_connection = True
-
-
-def _number(value: str | None, default: int) -> int:
-    try:
-        return int(value) if value is not None else default
-    except ValueError:
-        return default

@@ -1,5 +1,6 @@
 """A pull/merge request's life, reviewed through the CLI or the `ci-review` deployment and
-published to the fake GitHub or GitLab: a real repository, the scripted model, the fakes."""
+published to a platform's fake: a real repository, the scripted model, the fakes (GitHub's and
+GitLab's sides here, the others' in `<platform>_side.py`)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Protocol
 import pytest
 
 from reviewflow.git.parse import parse_unified_diff
+from reviewflow.publish.platforms import spec_of
 from reviewflow.pullrequest.markers import finding_fingerprint, summary_state
 from tests.deploy.scenario import BASE, RISKY
 from tests.gitutil import GitRepo
@@ -226,7 +228,8 @@ class PullRequest:
             self.repo.write(path, text)
         self.head = self.repo.commit(message)
         self.heads.append(self.head)
-        ref = "refs/pull/{n}/head" if self.side.name == "github" else "refs/merge-requests/{n}/head"
+        # the request's head ref where its platform has one, else its source branch
+        ref = spec_of(self.side.name).request_head or "refs/heads/feature"
         self.repo.git(
             "push", "--quiet", "--force", "origin", f"HEAD:{ref.format(n=NUMBER)}", "main"
         )

@@ -17,7 +17,7 @@ from reviewflow.errors import (
     PublishSetupError,
     TransientPublishError,
 )
-from reviewflow.publish.gitlab import TOKEN_REFUSED, GitLabClient, instance_url, rate_limit_wait
+from reviewflow.publish.gitlab import TOKEN_REFUSED, GitLabClient, instance_url
 from reviewflow.pullrequest.models import NewComment, Platform, RequestRef, SummaryNote
 from tests.publish.fake_gitlab import BOT, BOT_TOKEN, READ_ONLY_TOKEN, FakeGitLab
 
@@ -347,12 +347,6 @@ def test_a_rate_limit_without_retry_after_waits_until_the_reset(gl: FakeGitLab) 
         _client(gl).read()
     assert 28.0 <= caught.value.wait_s <= 30.0
     assert gl.count() == 1
-
-
-def test_rate_limit_wait_reads_an_http_date() -> None:
-    headers = {"Retry-After": "Thu, 01 Jan 2026 00:01:00 GMT"}
-    assert rate_limit_wait(headers, now=1767225600.0) == 60.0
-    assert rate_limit_wait({}, now=0.0) == 60.0
 
 
 @pytest.mark.parametrize(("kind", "status"), [("get_mr", 500), ("list_discussions", 502)])

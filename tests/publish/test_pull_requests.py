@@ -1,6 +1,6 @@
 """A pull/merge request's life through the CLI and the `ci-review` deployment, published to
-the fake GitHub and GitLab: a first run, a re-run, a push that fixes one finding, a dismissal
-and a force-push, each run's exit code and report, and no token anywhere afterwards."""
+every platform's fake (`sides.py`): a first run, a re-run, a push that fixes one finding, a
+dismissal and a force-push, each run's exit code and report, and no token anywhere afterwards."""
 
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from prefect.blocks.system import Secret
 from flows.cli.main import main
 from flows.deployed import ci_review, deployed_config, publish_token
 from reviewflow.errors import ConfigError
+from reviewflow.publish.platforms import TOKEN_ENV_VARS
 from reviewflow.pullrequest.markers import RESOLVED, summary_state
 from reviewflow.report.gate import summary_key
 from tests.deploy.readback import artifacts
 from tests.flows.reviewer import ScriptedReviewer
-from tests.publish import fake_github, fake_gitlab
 from tests.publish.scenario import (
     EXTRA,
     FIXED,
@@ -29,26 +29,21 @@ from tests.publish.scenario import (
     NUMBER,
     PROJECT,
     SPLIT,
-    GitHubSide,
-    GitLabSide,
     PullRequest,
     Side,
     use_env,
 )
+from tests.publish.sides import PLATFORMS, open_side
 from tests.wire_server import WireServer
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 _RUNS = itertools.count()
 
 
-@pytest.fixture(params=["github", "gitlab"])
+@pytest.fixture(params=PLATFORMS)
 def side(request: pytest.FixtureRequest) -> Iterator[Side]:
-    if request.param == "github":
-        with fake_github.FakeGitHub() as github:
-            yield GitHubSide(github)
-    else:
-        with fake_gitlab.FakeGitLab() as gitlab:
-            yield GitLabSide(gitlab)
+    with open_side(request.param) as opened:
+        yield opened
 
 
 def _cli(
@@ -57,6 +52,7 @@ def _cli(
     out = pr.repo.root.parent / f"out{next(_RUNS)}"
     use_env(monkeypatch, wire, pr.side.env())
     args = ["review", "--repo", str(pr.repo.root), "--publish", "auto", "--report-dir", str(out)]
+    args += getattr(pr.side, "cli_args", ())  # a CI that names no API URL: the fake's
     code = main([*args, "--console", "summary", "--no-progress"])
     return code, json.loads((out / "review-report.json").read_text())
 
@@ -66,9 +62,14 @@ def _deployed(
 ) -> tuple[int, dict[str, Any]]:
     out = pr.repo.root.parent / f"out{next(_RUNS)}"
     env = pr.side.env()
-    token = {k: v for k, v in env.items() if k.endswith("_TOKEN")}  # the worker's: no CI there
+    token = {k: v for k, v in env.items() if k in TOKEN_ENV_VARS}  # the worker's: no CI there
     use_env(monkeypatch, wire, token)
-    api = env.get("GITHUB_API_URL") or env["CI_API_V4_URL"]
+    api = (
+        env.get("GITHUB_API_URL")
+        or env.get("CI_API_V4_URL")
+        or env.get("SYSTEM_COLLECTIONURI")
+        or pr.side.api_url
+    )
     state = ci_review(
         pr.bare.as_uri(),
         platform=pr.side.name,  # type: ignore[arg-type]

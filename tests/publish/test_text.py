@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from reviewflow.publish.comments import comment_body, replacement
+from reviewflow.publish.platforms import spec_of
 from reviewflow.publish.safe import safe_text, suggestion_block
 from reviewflow.pullrequest.markers import finding_fingerprint, is_summary
 from tests.publish.memory import finding
@@ -24,6 +25,11 @@ def test_hostile_text_cannot_mention_inject_html_or_images_or_run_quick_actions(
     assert re.search(r"(?<!\\)[<>\[\]]", text) is None and "\\<img" in text
     assert not any(line.lstrip().startswith("/") for line in text.splitlines())
     assert "```" not in text
+
+
+def test_bitbucket_mentions_by_account_id_are_inert_too() -> None:
+    text = safe_text("ping @{557058:0fbe1228-7921} and @{a1b2c3d4-uuid} please")
+    assert "@{" not in text and text.count("@\u200b{") == 2
 
 
 def test_a_hostile_finding_keeps_one_marker_and_its_own_fingerprint() -> None:
@@ -63,8 +69,17 @@ def test_prose_code_from_elsewhere_or_the_same_code_stays_prose() -> None:
 
 
 def test_a_suggestion_fence_cannot_be_closed_from_inside_and_gitlab_counts_lines() -> None:
-    block = suggestion_block("s = '```'\nt = 1", "github", 2)
+    block = suggestion_block("s = '```'\nt = 1", "suggestion")
     assert block.startswith("````suggestion\n") and block.endswith("\n````")
-    assert suggestion_block("a\nb\nc", "gitlab", 3).startswith("```suggestion:-2+0\n")
+    gitlab = spec_of("gitlab").suggestion
+    assert gitlab is not None
+    assert suggestion_block("a\nb\nc", gitlab(3)).startswith("```suggestion:-2+0\n")
     multi = finding("a.py", 3, "a\nb").model_copy(update={"end_line": 4})
     assert replacement(multi.model_copy(update={"suggestion": "```\nc\n```"})) == ("c", "")
+
+
+def test_no_reference_can_link_or_notify_a_work_item_issue_or_request() -> None:
+    text = safe_text("see #123, !45 and @<6B1A3ADB-0E1F-4A2B-9C3D-1234567890AB> (#x, 3!)")
+    assert re.search(r"[#!]\d", text) is None  # Azure DevOps: work item 123, pull request 45
+    assert "#\u200b123" in text and "!\u200b45" in text and "@\u200b\\<6B1A3ADB" in text
+    assert "#x" in text and "3!" in text  # nothing else changes

@@ -15,19 +15,17 @@ does (GraphQL then at `/api/graphql`). Every request is recorded (`requests`, `c
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from types import TracebackType
 from typing import Any
 
 from reviewflow.pullrequest.models import Platform, RequestRef
 from tests.publish.fake_github.server import Api, Fault, Handler, RecordedRequest
 from tests.publish.fake_github.shapes import Urls
 from tests.publish.fake_github.state import Pull, ReviewThread, frozen_lines
-from tests.wire_server import QuietHTTPServer
+from tests.publish.fake_http import LoopbackServer
 
 __all__ = [
     "BOT",
@@ -67,24 +65,18 @@ class ThreadView:
     comments: tuple[CommentView, ...]
 
 
-class FakeGitHub:
+class FakeGitHub(LoopbackServer):
     """The fake on a free port of 127.0.0.1; use as a context manager."""
 
     def __init__(self, prefix: str = "", api_versions: tuple[str, ...] | None = None) -> None:
         self._api = Api(prefix.rstrip("/"), api_versions)
-        self._httpd = QuietHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._httpd.api = self._api  # type: ignore[attr-defined]
+        self._listen(Handler, self._api)
         self._api.urls = Urls(api=self.url + self._api.prefix, web=self.url)
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
         self.add_token(TOKEN, BOT)
 
     @property
     def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return self.origin
 
     @property
     def api_url(self) -> str:
@@ -227,20 +219,6 @@ class FakeGitHub:
         document's root fields (`graphql.repository`, `graphql.resolveReviewThread`)."""
         with self._api.lock:
             return Counter(self._api.counts)
-
-    def __enter__(self) -> FakeGitHub:
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
 
 
 def _view(thread: ReviewThread) -> ThreadView:

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from tests.publish.fake_github import graphql, rest
 from tests.publish.fake_github.shapes import Urls
 from tests.publish.fake_github.state import DOCS, ApiError, Store, User
+from tests.publish.fake_http import QuietHandler
 
 GRAPHQL_DOCS = "https://docs.github.com/graphql"
 
@@ -161,20 +160,10 @@ def _rate_headers(kind: str) -> dict[str, str]:
     }
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    timeout = 30
-
-    def setup(self) -> None:
-        super().setup()
-        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no delayed ACKs
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
+class Handler(QuietHandler):
     @property
     def api(self) -> Api:
-        return self.server.api  # type: ignore[attr-defined]
+        return self.server.fake  # type: ignore[attr-defined]
 
     def do_GET(self) -> None:
         self._handle("GET")
@@ -186,8 +175,7 @@ class Handler(BaseHTTPRequestHandler):
         self._handle("PATCH")
 
     def _handle(self, method: str) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length) if length else b""
+        raw = self.raw_body()
         headers = {k.lower(): v for k, v in self.headers.items()}
         try:
             body = json.loads(raw) if raw else None
@@ -199,14 +187,4 @@ class Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, payload: Any, headers: dict[str, str]) -> None:
         data = json.dumps(payload).encode("utf-8")
-        try:
-            self.send_response(status)
-            self.send_header("content-type", "application/json; charset=utf-8")
-            self.send_header("content-length", str(len(data)))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-            self.wfile.flush()
-        except OSError:  # the client gave up and closed the socket
-            self.close_connection = True
+        self.write(status, data, "application/json; charset=utf-8", headers)

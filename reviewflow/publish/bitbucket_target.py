@@ -1,0 +1,59 @@
+"""Where a Bitbucket pull request and its SHAs come from: `publish.*` settings (flags and
+config) first, else Bitbucket Pipelines' variables.
+
+Pipelines sets `BITBUCKET_BUILD_NUMBER` in every build (`--publish auto` detects it),
+`BITBUCKET_REPO_FULL_NAME` (WORKSPACE/REPO_SLUG), and in a pull request's pipeline
+`BITBUCKET_PR_ID`, `BITBUCKET_COMMIT` (the source branch's commit) and
+`BITBUCKET_PR_DESTINATION_COMMIT` (the destination's, often only its 12-hex prefix). A SHA is
+taken only when it is a full one: without, `read()` gives the pull request's own commits, full
+hashes from Bitbucket's API. The repository is `WORKSPACE/REPO_SLUG` on Cloud and
+`PROJECT_KEY/REPO_SLUG` on Data Center: the same two parts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from reviewflow.config import PublishSettings
+from reviewflow.errors import ConfigError
+from reviewflow.publish.locate import int_of, require
+from reviewflow.pullrequest.models import EventShas, Platform, RequestRef
+
+BITBUCKET_API = "https://api.bitbucket.org/2.0"
+_FULL_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+
+
+def detect(env: Mapping[str, str]) -> bool:
+    """Whether `env` is a Bitbucket Pipelines build."""
+    return bool(env.get("BITBUCKET_BUILD_NUMBER", "").strip())
+
+
+def bitbucket(settings: PublishSettings, env: Mapping[str, str]) -> tuple[RequestRef, EventShas]:
+    event_repo = env.get("BITBUCKET_REPO_FULL_NAME") or None
+    repo = settings.repo or event_repo
+    event_id = int_of(env.get("BITBUCKET_PR_ID"))
+    number = settings.pull_request or event_id
+    require(repo, "--publish bitbucket needs the repository: --platform-repo WORKSPACE/REPO_SLUG")
+    require(number, "--publish bitbucket needs the pull request: --pull-request N")
+    if str(repo).count("/") != 1:
+        raise ConfigError(
+            f"--platform-repo {repo!r}: a Bitbucket repository is WORKSPACE/REPO_SLUG"
+            " (PROJECT_KEY/REPO_SLUG on Data Center)"
+        )
+    shas = EventShas()
+    if number == event_id and repo == (event_repo or repo):
+        shas = EventShas(
+            base=_full(env.get("BITBUCKET_PR_DESTINATION_COMMIT")),
+            head=_full(env.get("BITBUCKET_COMMIT")),
+        )
+    api = settings.api_url or BITBUCKET_API
+    ref = RequestRef(
+        platform=Platform.BITBUCKET, repo=str(repo), number=int(number or 0), api_url=api
+    )
+    return ref, shas
+
+
+def _full(sha: str | None) -> str | None:
+    value = (sha or "").strip().lower()
+    return value if _FULL_SHA.match(value) else None
