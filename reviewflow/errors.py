@@ -65,6 +65,11 @@ class PublishSetupError(PublishError):
     """Found before the review: no token, a token the platform refuses, no such request."""
 
 
+class TokenRefused(PublishSetupError):
+    """The platform refused the token itself (HTTP 401): its message says what token it needs;
+    where the token came from is added by whoever read it."""
+
+
 class PublishRefused(PublishError):
     """The platform refused a write for good (a fork's read-only token: HTTP 403)."""
 

@@ -42,6 +42,7 @@ from reviewflow.errors import ConfigError, OutputError
 from reviewflow.fsutil import check_output, private_umask, write_output
 from reviewflow.git.repo import read_stdin
 from reviewflow.publish.platforms import TOKEN_ENV_VARS
+from reviewflow.report.wording import counted
 from reviewflow.request import ReviewRequest
 
 if TYPE_CHECKING:
@@ -281,7 +282,7 @@ def published_line(run: ReviewRun, env: Mapping[str, str]) -> None:
     done = run.published
     if done is not None:
         sys.stderr.write(
-            f"reviewflow: published on {done.url}: {done.posted} new comment(s), "
+            f"reviewflow: published on {done.url}: {counted(done.posted, 'new comment')}, "
             f"{done.resolved} resolved, {done.open} open on the request, summary {done.summary}\n"
         )
     if run.publish_error is None:

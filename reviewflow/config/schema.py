@@ -443,15 +443,10 @@ class PublishSettings(_Section):
     repo: str | None = Field(
         None,
         pattern=r"^~?[\w.-]+( [\w.-]+)*(/[\w.-]+( [\w.-]+)*)+$|^[0-9]+$",
-        description="OWNER/NAME on GitHub, a project path (group/name) or ID on GitLab,"
-        " WORKSPACE/REPO_SLUG on Bitbucket Cloud, PROJECT/REPO_SLUG (or ~USER/REPO_SLUG) on"
-        " Bitbucket Data Center, OWNER/NAME on Gitea, PROJECT/REPOSITORY on Azure DevOps"
-        " (names may hold single spaces)",
+        description="OWNER/NAME (a GitLab project's path or ID, Azure DevOps' PROJECT/REPOSITORY)",
     )
     pull_request: int | None = Field(None, ge=1, description="a pull/merge request number")
-    api_url: str | None = Field(
-        None, description="the API's base URL, e.g. https://github.example.com/api/v3"
-    )
+    api_url: str | None = Field(None, description="the platform API's base URL (http or https)")
     token_block: str | None = Field(
         None,
         pattern=r"^[a-z0-9][a-z0-9-]*$",

@@ -12,26 +12,44 @@ DevOps import here: the CLI reads this on every start."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 from reviewflow.config import PublishSettings
 from reviewflow.errors import ConfigError
-from reviewflow.publish.locate import int_of, require
+from reviewflow.publish.locate import check_repo, int_of, require
 from reviewflow.pullrequest.models import EventShas, Platform, RequestRef
 
 
 def detect(env: Mapping[str, str]) -> bool:
-    """Azure Pipelines (`TF_BUILD=True`)."""
-    return env.get("TF_BUILD", "").strip().lower() == "true"
+    """Azure Pipelines (`TF_BUILD=True`) building an Azure Repos repository: a pipeline of a
+    GitHub or Bitbucket repository (`BUILD_REPOSITORY_PROVIDER`) publishes there only when
+    asked (`--publish github` with its flags)."""
+    provider = env.get("BUILD_REPOSITORY_PROVIDER", "TfsGit").strip().lower()
+    return env.get("TF_BUILD", "").strip().lower() == "true" and provider in ("tfsgit", "")
 
 
 def split_repo(repo: str) -> tuple[str, str]:
     """`PROJECT/REPOSITORY` as its two names; ConfigError otherwise."""
-    parts = repo.split("/")
-    if len(parts) != 2 or not all(part.strip() for part in parts):
+    check_repo(repo, "Azure DevOps", "PROJECT/REPOSITORY", spaces=True)
+    project, name = repo.split("/")
+    return project, name
+
+
+def check_collection(api_url: str) -> None:
+    """ConfigError when `api_url` is plainly a project's or repository's page, not a collection
+    (`https://dev.azure.com/ORG`, `https://ORG.visualstudio.com`, a server's `/tfs/NAME`)."""
+    try:
+        parts = urlsplit(api_url)
+    except ValueError:
+        return  # the client names an unusable URL
+    path = [part for part in parts.path.split("/") if part]
+    if "_git" in path or "_apis" in path or (parts.hostname == "dev.azure.com" and len(path) > 1):
+        collection = f"https://dev.azure.com/{path[0]}" if path else "https://dev.azure.com/ORG"
+        if parts.hostname != "dev.azure.com":
+            collection = "the collection URL (https://dev.azure.com/ORG or a server's /tfs/NAME)"
         raise ConfigError(
-            f"--publish azure needs the repository as PROJECT/REPOSITORY, not {repo!r}"
+            f"--api-url {api_url!r} is a project or repository page: give {collection}"
         )
-    return parts[0], parts[1]
 
 
 def locate(settings: PublishSettings, env: Mapping[str, str]) -> tuple[RequestRef, EventShas]:
@@ -44,6 +62,7 @@ def locate(settings: PublishSettings, env: Mapping[str, str]) -> tuple[RequestRe
     split_repo(str(repo))
     api = settings.api_url or env.get("SYSTEM_COLLECTIONURI", "").strip().rstrip("/")
     require(api, "--publish azure needs the organization: --api-url https://dev.azure.com/ORG")
+    check_collection(api)
     shas = EventShas()
     if number == event_id:
         shas = EventShas(head=env.get("SYSTEM_PULLREQUEST_SOURCECOMMITID") or None)

@@ -36,6 +36,7 @@ from reviewflow.errors import (
     PublishError,
     PublishRefused,
     PublishSetupError,
+    TokenRefused,
     TransientPublishError,
 )
 from reviewflow.publish.azure_devops_target import split_repo
@@ -46,8 +47,7 @@ from reviewflow.pullrequest.models import RequestRef
 __all__ = ["TOKEN_REFUSED", "Wire", "models"]
 
 TOKEN_REFUSED = (
-    "the Azure DevOps token was refused (HTTP 401): set REVIEWFLOW_AZURE_DEVOPS_TOKEN,"
-    " AZURE_DEVOPS_EXT_PAT or SYSTEM_ACCESSTOKEN to a token that can contribute to pull requests"
+    "the Azure DevOps token was refused (HTTP 401): it needs to contribute to pull requests"
 )
 _DETAIL_CHARS = 300
 _NEVER = Retry(total=0, connect=0, read=0, redirect=0, status=0, respect_retry_after_header=False)
@@ -117,7 +117,7 @@ class Wire:
     def _answered(self, response: requests.Response, *args: Any, **kwargs: Any) -> None:
         self.last = response
         if response.status_code == 203:  # a sign-in page instead of the API's answer
-            raise PublishSetupError(TOKEN_REFUSED.replace("HTTP 401", "HTTP 203, a sign-in page"))
+            raise TokenRefused(TOKEN_REFUSED.replace("HTTP 401", "HTTP 203, a sign-in page"))
 
     @contextmanager
     def translated(self, action: str, *, reading: bool = False) -> Iterator[None]:
@@ -127,7 +127,7 @@ class Wire:
         except PublishError:
             raise
         except AzureDevOpsAuthenticationError:
-            raise PublishSetupError(TOKEN_REFUSED) from None
+            raise TokenRefused(TOKEN_REFUSED) from None
         except (ClientException, DeserializationError, ValueError) as err:
             raise self._failure(err, action, reading) from None
         except requests.RequestException as err:
@@ -144,7 +144,7 @@ class Wire:
         detail = self._scrub(_detail(err))
         headers = self.last.headers
         if code == 401:
-            return PublishSetupError(TOKEN_REFUSED)
+            return TokenRefused(TOKEN_REFUSED)
         if code == 429 or "Retry-After" in headers:
             wait_s = retry_wait(headers, time.time(), reset="X-RateLimit-Reset")
             return TransientPublishError(
@@ -189,8 +189,9 @@ class Wire:
                 " and that the token can read it"
             )
         return (
-            f"{self.what} was not found at {self.collection} (HTTP 404): check"
-            " SYSTEM_PULLREQUEST_PULLREQUESTID or --pull-request"
+            f"{self.what} was not found at {self.collection} (HTTP 404): check the number"
+            " (--pull-request, or SYSTEM_PULLREQUEST_PULLREQUESTID in Azure Pipelines) and that"
+            " --api-url is the collection (https://dev.azure.com/ORG)"
         )
 
     def _scrub(self, text: str) -> str:

@@ -55,7 +55,8 @@ Json = dict[str, Any]
 
 def bitbucket_client(ref: RequestRef, token: str, timeout_s: float) -> PlatformClient:
     """The client of `--publish bitbucket`: Bitbucket Cloud when the API base is Cloud's
-    API 2.0 (`https://api.bitbucket.org/2.0`, the default, or any base ending in `/2.0`),
+    API 2.0 (`https://api.bitbucket.org/2.0`, the default, which `bitbucket_target.cloud_api`
+    makes of any URL on Cloud's hosts, or any base ending in `/2.0`: a proxy, the tests' fake),
     else Bitbucket Data Center (`reviewflow.publish.bitbucket_dc`)."""
     if is_cloud(ref.api_url):
         return BitbucketCloudClient(ref, token, timeout_s)

@@ -19,12 +19,18 @@ from dataclasses import dataclass
 
 import requests
 
-from reviewflow.errors import PublishError, PublishRefused, PublishSetupError, TransientPublishError
+from reviewflow.errors import (
+    PublishError,
+    PublishRefused,
+    PublishSetupError,
+    TokenRefused,
+    TransientPublishError,
+)
 from reviewflow.publish.waits import retry_wait
 
 TOKEN_REFUSED = (
-    "the Bitbucket token was refused (HTTP 401): set REVIEWFLOW_BITBUCKET_TOKEN or"
-    " BITBUCKET_TOKEN to an HTTP access token with Repository write permission"
+    "the Bitbucket token was refused (HTTP 401): it must be an HTTP access token with"
+    " Repository write permission"
 )
 _CONFLICT_WAIT_S = 2.0
 _DETAIL_CHARS = 300
@@ -58,7 +64,7 @@ def failure(
     if code is not None and code >= 500:
         return TransientPublishError(f"Bitbucket failed {action} (HTTP {code}: {detail})")
     if code == 401 and attempt.reading:
-        return PublishSetupError(TOKEN_REFUSED)
+        return TokenRefused(TOKEN_REFUSED)
     if code == 403 and attempt.reading:
         return PublishSetupError(f"Bitbucket refused reading {attempt.what} (HTTP 403: {detail})")
     if code in (401, 403):

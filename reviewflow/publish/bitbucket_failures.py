@@ -16,14 +16,20 @@ from collections.abc import Callable
 
 import requests
 
-from reviewflow.errors import PublishError, PublishRefused, PublishSetupError, TransientPublishError
+from reviewflow.errors import (
+    PublishError,
+    PublishRefused,
+    PublishSetupError,
+    TokenRefused,
+    TransientPublishError,
+)
 from reviewflow.publish.sessions import unreachable
 from reviewflow.publish.waits import retry_wait
 from reviewflow.pullrequest.models import RequestRef
 
 TOKEN_REFUSED = (
-    "the Bitbucket token was refused (HTTP 401): set BITBUCKET_TOKEN or"
-    " REVIEWFLOW_BITBUCKET_TOKEN to a repository, project or workspace access token"
+    "the Bitbucket token was refused (HTTP 401): it must be a repository, project or workspace"
+    " access token"
 )
 _DETAIL_CHARS = 300
 
@@ -55,7 +61,7 @@ def failure(
     code = response.status_code
     detail = scrub(" ".join(str(err).split())[:_DETAIL_CHARS]) or f"HTTP {code}"
     if code == 401:
-        return PublishSetupError(TOKEN_REFUSED)
+        return TokenRefused(TOKEN_REFUSED)
     if code == 429:
         wait_s = retry_wait(response.headers, time.time())
         return TransientPublishError(

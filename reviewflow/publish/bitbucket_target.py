@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 from reviewflow.config import PublishSettings
-from reviewflow.errors import ConfigError
-from reviewflow.publish.locate import int_of, require
+from reviewflow.publish.locate import check_repo, int_of, require
 from reviewflow.pullrequest.models import EventShas, Platform, RequestRef
 
 BITBUCKET_API = "https://api.bitbucket.org/2.0"
@@ -36,22 +36,29 @@ def bitbucket(settings: PublishSettings, env: Mapping[str, str]) -> tuple[Reques
     number = settings.pull_request or event_id
     require(repo, "--publish bitbucket needs the repository: --platform-repo WORKSPACE/REPO_SLUG")
     require(number, "--publish bitbucket needs the pull request: --pull-request N")
-    if str(repo).count("/") != 1:
-        raise ConfigError(
-            f"--platform-repo {repo!r}: a Bitbucket repository is WORKSPACE/REPO_SLUG"
-            " (PROJECT_KEY/REPO_SLUG on Data Center)"
-        )
+    form = "WORKSPACE/REPO_SLUG (PROJECT_KEY/REPO_SLUG on Data Center)"
+    check_repo(str(repo), "Bitbucket", form, personal=True)
     shas = EventShas()
     if number == event_id and repo == (event_repo or repo):
         shas = EventShas(
             base=_full(env.get("BITBUCKET_PR_DESTINATION_COMMIT")),
             head=_full(env.get("BITBUCKET_COMMIT")),
         )
-    api = settings.api_url or BITBUCKET_API
+    api = cloud_api(settings.api_url) or BITBUCKET_API
     ref = RequestRef(
         platform=Platform.BITBUCKET, repo=str(repo), number=int(number or 0), api_url=api
     )
     return ref, shas
+
+
+def cloud_api(api_url: str | None) -> str | None:
+    """`api_url`, or Cloud's API 2.0 when it names Bitbucket Cloud's host at all
+    (`https://api.bitbucket.org`, `https://bitbucket.org`): any other URL is Data Center's."""
+    try:
+        host = urlsplit(api_url or "").hostname
+    except ValueError:
+        return api_url
+    return BITBUCKET_API if host in ("api.bitbucket.org", "bitbucket.org") else api_url
 
 
 def _full(sha: str | None) -> str | None:

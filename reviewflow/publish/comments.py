@@ -8,7 +8,7 @@ import re
 
 from reviewflow.findings.models import Finding
 from reviewflow.publish.platforms import spec_of
-from reviewflow.publish.safe import safe_inline, safe_text, suggestion_block
+from reviewflow.publish.safe import safe_code, safe_inline, safe_text, suggestion_block
 from reviewflow.pullrequest.markers import finding_marker
 from reviewflow.pullrequest.models import NewComment
 
@@ -44,6 +44,20 @@ def _indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]
 
 
+def prose_and_code(text: str) -> str:
+    """`text` inert, its fenced blocks kept as code blocks (indentation and all), its prose
+    as text: for a suggestion posted without a one-click block."""
+    parts, at = [], 0
+    for block in _FENCED.finditer(text):
+        if prose := text[at : block.start()].strip():
+            parts.append(safe_text(prose))
+        parts.append(safe_code(block.group(2)))
+        at = block.end()
+    if rest := text[at:].strip():
+        parts.append(safe_text(rest))
+    return "\n\n".join(parts)
+
+
 def comment_body(finding: Finding, platform: str) -> str:
     """The comment for `finding`: marker first, then severity, title, problem, evidence and
     the suggestion (a suggestion block when `replacement` finds one)."""
@@ -61,7 +75,8 @@ def comment_body(finding: Finding, platform: str) -> str:
         lines = finding.end_line - finding.start_line + 1
         parts.append(suggestion_block(code, suggestion(lines)))
     elif finding.suggestion:
-        parts.append("**Suggestion:** " + safe_text(finding.suggestion))
+        text = prose_and_code(finding.suggestion)
+        parts.append("**Suggestion:**" + ("\n\n" if text.startswith("`") else " ") + text)
     footer = f"<sub>reviewflow · {finding.id} · confidence {finding.confidence:.2f}</sub>"
     return "\n\n".join([*parts, footer])
 

@@ -27,16 +27,17 @@ from reviewflow.errors import (
     PublishError,
     PublishRefused,
     PublishSetupError,
+    TokenRefused,
     TransientPublishError,
 )
+from reviewflow.publish.sessions import no_answer
 from reviewflow.publish.waits import retry_wait
 from reviewflow.pullrequest.models import RequestRef
 
 PAGE = 50
 """Items a page: Gitea's `[api] MAX_RESPONSE_ITEMS` default (it answers at most that many)."""
 TOKEN_REFUSED = (
-    "the Gitea token was refused (HTTP 401): set GITEA_TOKEN or REVIEWFLOW_GITEA_TOKEN to a "
-    "token with the write:repository and write:issue scopes"
+    "the Gitea token was refused (HTTP 401): it needs the write:repository and write:issue scopes"
 )
 DETAIL_CHARS = 200
 
@@ -140,8 +141,7 @@ class GiteaApi:
             ) from None
         except httpx.HTTPError as err:  # connection refused, reset, DNS
             raise TransientPublishError(
-                f"could not reach Gitea at {self._ref.api_url} while {action}: "
-                f"{type(err).__name__}: {self._scrub(err)}"
+                f"could not reach Gitea at {self._ref.api_url} while {action}: {no_answer(err)}"
             ) from None
         if response.is_success or response.status_code in accept:
             return response
@@ -180,7 +180,7 @@ class GiteaApi:
         detail = self._scrub(_message(response))
         where = self._where()
         if status == 401:
-            return PublishSetupError(TOKEN_REFUSED)
+            return TokenRefused(TOKEN_REFUSED)
         if status == 429:
             wait_s = retry_wait(response.headers, time.time())
             return TransientPublishError(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from reviewflow.config import PublishSettings
-from reviewflow.publish.locate import int_of, json_event, require, sha_of
+from reviewflow.publish.locate import check_repo, int_of, json_event, require, sha_of
 from reviewflow.pullrequest.models import EventShas, Platform, RequestRef
 
 
@@ -19,9 +19,11 @@ def detect(env: Mapping[str, str]) -> bool:
 
 
 def api_url(settings: PublishSettings, env: Mapping[str, str]) -> str | None:
-    """`--api-url`, else the job's API URL (`<server>/api/v1`), else the server's + `/api/v1`."""
+    """`--api-url` (the server's URL or its API's: `/api/v1` added when missing), else the
+    job's API URL (`<server>/api/v1`), else the server's + `/api/v1`."""
     if settings.api_url:
-        return settings.api_url
+        given = settings.api_url.strip().rstrip("/")
+        return given if given.endswith("/api/v1") else f"{given}/api/v1"
     for name in ("GITEA_API_URL", "FORGEJO_API_URL", "GITHUB_API_URL"):
         value = env.get(name, "").strip().rstrip("/")
         if value.endswith("/api/v1"):
@@ -44,6 +46,7 @@ def locate(settings: PublishSettings, env: Mapping[str, str]) -> tuple[RequestRe
     require(repo, "--publish gitea needs the repository: --platform-repo OWNER/NAME")
     require(number, "--publish gitea needs the pull request: --pull-request N")
     require(api, "--publish gitea needs the API: --api-url https://gitea.example.com/api/v1")
+    check_repo(str(repo), "Gitea", "OWNER/NAME")
     shas = EventShas()
     if number == event_number:
         shas = EventShas(base=sha_of(pull, "base"), head=sha_of(pull, "head"))

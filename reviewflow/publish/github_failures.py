@@ -25,6 +25,7 @@ from reviewflow.errors import (
     PublishError,
     PublishRefused,
     PublishSetupError,
+    TokenRefused,
     TransientPublishError,
 )
 from reviewflow.pullrequest.models import RequestRef
@@ -35,10 +36,7 @@ MAX_WAIT_S = 900.0
 UNSET_WAIT_S = 60.0
 """GitHub's advice when a rate limit names no time: wait at least a minute."""
 REDACTED = "[REDACTED]"
-TOKEN_REFUSED = (
-    "the GitHub token was refused (HTTP 401): set GITHUB_TOKEN or REVIEWFLOW_GITHUB_TOKEN to a "
-    "token with pull-requests: write"
-)
+TOKEN_REFUSED = "the GitHub token was refused (HTTP 401): it needs pull-requests: write"
 
 
 class Action(StrEnum):
@@ -114,7 +112,7 @@ def _status_failure(exc: RequestFailed, action: Action, ref: RequestRef) -> _Fai
     detail = _github_message(exc.response.json)
     where = f"{ref.repo}#{ref.number}"
     if status == 401:
-        return _Failure(PublishSetupError, TOKEN_REFUSED)
+        return _Failure(TokenRefused, TOKEN_REFUSED)
     if status == 404 and action.reading:
         return _Failure(
             PublishSetupError,

@@ -30,6 +30,7 @@ from reviewflow.errors import (
     PublishError,
     PublishRefused,
     PublishSetupError,
+    TokenRefused,
     TransientPublishError,
 )
 from reviewflow.publish.gitlab_lines import DiffLines, files_lines, line_range
@@ -45,10 +46,7 @@ from reviewflow.pullrequest.models import (
     Thread,
 )
 
-TOKEN_REFUSED = (
-    "the GitLab token was refused (HTTP 401): set GITLAB_TOKEN or REVIEWFLOW_GITLAB_TOKEN"
-    " to a token with the api scope"
-)
+TOKEN_REFUSED = "the GitLab token was refused (HTTP 401): it needs the api scope"
 _ONCE: dict[str, Any] = {
     "obey_rate_limit": False,
     "retry_transient_errors": False,
@@ -197,7 +195,7 @@ class GitLabClient:
         detail = self._scrub(_detail(err))
         headers = self._session.last_headers
         if code == 401:
-            return PublishSetupError(TOKEN_REFUSED)
+            return TokenRefused(TOKEN_REFUSED)
         if code == 429 or (code == 403 and _rate_limited(headers)):
             wait_s = retry_wait(headers, time.time(), reset="RateLimit-Reset")
             return TransientPublishError(

@@ -5,6 +5,7 @@ the small readers every platform's locator shares."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -24,6 +25,7 @@ def github(settings: PublishSettings, env: Mapping[str, str]) -> tuple[RequestRe
     number = settings.pull_request or int_of(pull.get("number"))
     require(repo, "--publish github needs the repository: --platform-repo OWNER/NAME")
     require(number, "--publish github needs the pull request: --pull-request N")
+    check_repo(str(repo), "GitHub", "OWNER/NAME")
     api = settings.api_url or env.get("GITHUB_API_URL") or GITHUB_API
     shas = EventShas()
     if not settings.pull_request or settings.pull_request == int_of(pull.get("number")):
@@ -73,6 +75,23 @@ def int_of(value: object) -> int | None:
     if isinstance(value, str) and value.strip().isdigit():
         return int(value)
     return None
+
+
+_NAME = re.compile(r"^[\w.-]+$")
+_SPACED_NAME = re.compile(r"^[\w.-]+( [\w.-]+)*$")
+
+
+def check_repo(
+    repo: str, platform: str, form: str, *, spaces: bool = False, personal: bool = False
+) -> None:
+    """ConfigError unless `repo` is the two names of `form`, each of letters, digits, `_`, `.`
+    and `-` (single inner spaces too where `spaces`), neither `.` nor `..`; the first may be
+    `~USER` where `personal` (Bitbucket Data Center's personal repositories)."""
+    names = (repo.removeprefix("~") if personal else repo).split("/")
+    name = _SPACED_NAME if spaces else _NAME
+    if len(names) != 2 or not all(name.match(n) and n.strip(".") for n in names):
+        article = "an" if platform[0] in "AEIOU" else "a"
+        raise ConfigError(f"--platform-repo {repo!r}: {article} {platform} repository is {form}")
 
 
 def require(value: object, message: str) -> None:

@@ -32,6 +32,8 @@ class PlatformSpec:
     """`module:Class` of its `PlatformClient`, constructed `(ref, token, timeout_s)`."""
     request_head: str | None
     """The Git ref of request `{n}`'s head on the remote (None: the platform has none)."""
+    full_history: str = "a full clone"
+    """How its CI checks out the whole history (a shallow clone has no merge base to diff)."""
     noun: str = "pull request"
     suggestion: Callable[[int], str] | None = None
     """The info string of a one-click suggestion fence replacing N lines (None: prose only)."""
@@ -55,6 +57,7 @@ SPECS: dict[Platform, PlatformSpec] = {
             token_env=("REVIEWFLOW_GITEA_TOKEN", "GITEA_TOKEN"),
             client="reviewflow.publish.gitea:GiteaClient",
             request_head="refs/pull/{n}/head",
+            full_history="actions/checkout with fetch-depth: 0",
         ),
         PlatformSpec(
             platform=Platform.GITHUB,
@@ -63,6 +66,7 @@ SPECS: dict[Platform, PlatformSpec] = {
             token_env=("REVIEWFLOW_GITHUB_TOKEN", "GITHUB_TOKEN"),
             client="reviewflow.publish.github:GitHubClient",
             request_head="refs/pull/{n}/head",
+            full_history="actions/checkout with fetch-depth: 0",
             suggestion=lambda lines: "suggestion",
         ),
         PlatformSpec(
@@ -72,6 +76,7 @@ SPECS: dict[Platform, PlatformSpec] = {
             token_env=("REVIEWFLOW_GITLAB_TOKEN", "GITLAB_TOKEN"),
             client="reviewflow.publish.gitlab:GitLabClient",
             request_head="refs/merge-requests/{n}/head",
+            full_history="the variable GIT_DEPTH: 0",
             noun="merge request",
             suggestion=lambda lines: f"suggestion:-{lines - 1}+0",
         ),
@@ -82,6 +87,7 @@ SPECS: dict[Platform, PlatformSpec] = {
             token_env=("REVIEWFLOW_BITBUCKET_TOKEN", "BITBUCKET_TOKEN"),
             client="reviewflow.publish.bitbucket:bitbucket_client",  # Cloud or Data Center
             request_head=None,  # no pull request refs: the source branch is reviewed
+            full_history="a full clone; Bitbucket Pipelines: clone: depth: full",
         ),
         PlatformSpec(
             platform=Platform.AZURE_DEVOPS,
@@ -94,6 +100,7 @@ SPECS: dict[Platform, PlatformSpec] = {
             ),
             client="reviewflow.publish.azure_devops:AzureDevOpsClient",
             request_head=None,  # Azure Repos keeps only refs/pull/{n}/merge, a merge commit
+            full_history="fetchDepth: 0 on the checkout step",
             suggestion=lambda lines: "suggestion",  # replaces the thread's lines
         ),
     )

@@ -22,6 +22,7 @@ from reviewflow.pullrequest.markers import RESOLVED
 from reviewflow.pullrequest.models import PublishResult, RequestState, Thread
 from reviewflow.pullrequest.state import PriorFinding
 from reviewflow.report.outcome import ReviewOutcome
+from reviewflow.report.wording import counted
 
 
 def publish(
@@ -124,9 +125,11 @@ def _inline_only(
 def _activity(
     posted: int, resolved: int, dismissed: dict[str, str], skipped: set[str]
 ) -> list[str]:
-    lines = [f"This run: {posted} new comment(s), {resolved} thread(s) resolved."]
+    lines = [f"This run: {counted(posted, 'new comment')}, {counted(resolved, 'thread')} resolved."]
     if dismissed:
         lines.append(f"Dismissed on this request (not posted again): {len(dismissed)}.")
     if skipped:
-        lines.append(f"{len(skipped)} finding(s) are outside the request's diff: listed here only.")
+        are = "is" if len(skipped) == 1 else "are"
+        outside = f"{counted(len(skipped), 'finding')} {are} outside the request's diff"
+        lines.append(f"{outside}: listed here only.")
     return lines

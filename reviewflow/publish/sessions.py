@@ -1,7 +1,7 @@
 """What the clients built on `requests` (GitLab's, both Bitbucket's, Azure DevOps') share: a
 session that counts every request it sends (redirects too: the bench's API calls) and keeps the
 last answer's headers, the errors that mean the API's URL itself cannot be used, and why a
-request got no answer, said in a user's words."""
+request got no answer, said in a user's words (Gitea's httpx client too)."""
 
 from __future__ import annotations
 
@@ -41,14 +41,14 @@ def unreachable(err: requests.RequestException) -> str:
     dropped."""
     url = getattr(err.request, "url", None)
     where = urllib.parse.urlsplit(url).netloc if isinstance(url, str) else ""
-    if isinstance(err, requests.Timeout):
-        reason = "no answer in time"
-    else:
-        text = str(err).lower()
-        reason = next(
-            (said for cue, said in _REASONS if cue in text), "the connection failed or dropped"
-        )
+    reason = "no answer in time" if isinstance(err, requests.Timeout) else no_answer(err)
     return f"{where}: {reason}" if where else reason
+
+
+def no_answer(err: Exception) -> str:
+    """Why a connection gave no answer, from any HTTP library's error, in a user's words."""
+    text = str(err).lower()
+    return next((said for cue, said in _REASONS if cue in text), "the connection failed or dropped")
 
 
 _REASONS = (

@@ -11,12 +11,12 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from reviewflow.config import Config
-from reviewflow.errors import ConfigError
+from reviewflow.errors import ConfigError, TokenRefused
 from reviewflow.git.models import DiffMode
 from reviewflow.git.repo import find_repo_root
 from reviewflow.publish.preflight import prepare
 from reviewflow.publish.summary import render_summary
-from reviewflow.publish.target import platform_of, request_ref, token_from_env
+from reviewflow.publish.target import platform_of, request_ref, token_from_env, token_source
 from reviewflow.publish.tokens import client_for, registered
 from reviewflow.pullrequest.context import PullRequestContext
 from reviewflow.pullrequest.state import PriorFinding
@@ -46,7 +46,12 @@ def publishing(
     client = client_for(ref, secret)
     root = find_repo_root(Path(request.repo))
     flags_range = request.mode is not DiffMode.WORKSPACE
-    context = prepare(ref, shas, client, root, flags_range=flags_range, run_url=run_url)
+    try:
+        context = prepare(ref, shas, client, root, flags_range=flags_range, run_url=run_url)
+    except TokenRefused as err:
+        block = config.publish.token_block if token is not None else None
+        source = token_source(ref.platform, env, block)
+        raise TokenRefused(f"{err} (the token {source})") from None
     with registered(ref, secret):
         yield request.for_pull_request(context)
 

@@ -15,7 +15,12 @@ from reviewflow.publish.safe import safe_inline
 from reviewflow.pullrequest.context import PullRequestContext, ReviewScope
 from reviewflow.pullrequest.markers import summary_marker
 from reviewflow.pullrequest.state import MAX_REMEMBERED, PriorFinding, SummaryState
-from reviewflow.report.outcome import SEVERITY_ORDER, ReviewOutcome, files_finished
+from reviewflow.report.outcome import (
+    SEVERITY_ORDER,
+    ReviewOutcome,
+    files_finished,
+    incomplete_reasons,
+)
 
 TEMPLATES = Path(__file__).parent / "templates"
 MAX_ROWS = 50
@@ -114,6 +119,11 @@ def render_summary(
         scope=_scope(context),
         files_reviewed=files_finished(outcome),
         incomplete=len(outcome.incomplete_files),
+        not_reviewed=[
+            f"{safe_inline(item['path'])} ({item['reason']})"
+            for item in incomplete_reasons(outcome)[:MAX_EXCLUDED]
+        ],
+        not_reviewed_more=max(0, len(outcome.incomplete_files) - MAX_EXCLUDED),
         excluded=excluded,
         usage=(
             f"{usage.requests} model requests, {usage.prompt_tokens} prompt and "

@@ -32,13 +32,28 @@ def request_ref(
     return None if platform is None else spec_of(platform).locate(settings, env)
 
 
+def token_variable(platform: Platform, env: Mapping[str, str]) -> str | None:
+    """The environment variable the platform's token is read from: the first of its set."""
+    return next((name for name in spec_of(platform).token_env if env.get(name, "").strip()), None)
+
+
 def token_from_env(platform: Platform, env: Mapping[str, str]) -> SecretStr:
     """The platform's token from the environment; PublishSetupError (one line) without one."""
+    name = token_variable(platform, env)
+    if name is None:
+        names = " or ".join(spec_of(platform).token_env)
+        raise PublishSetupError(f"--publish {platform.value} needs a token: set {names}")
+    value = env[name].strip()
+    if not all("!" <= ch <= "~" for ch in value):
+        raise PublishSetupError(f"{name} must be printable ASCII without spaces")
+    return SecretStr(value)
+
+
+def token_source(platform: Platform, env: Mapping[str, str], block: str | None) -> str:
+    """Where the token in use came from, for a refusal's message."""
+    name = token_variable(platform, env)
+    if block or name is None:
+        return f"from the Secret block {block!r}" if block else "handed to the review"
     names = spec_of(platform).token_env
-    for name in names:
-        value = env.get(name, "").strip()
-        if value:
-            if not all("!" <= ch <= "~" for ch in value):
-                raise PublishSetupError(f"{name} must be printable ASCII without spaces")
-            return SecretStr(value)
-    raise PublishSetupError(f"--publish {platform.value} needs a token: set {' or '.join(names)}")
+    first = "" if len(names) == 1 else f", the first set of {', '.join(names)}"
+    return f"from {name}{first}"

@@ -1,10 +1,12 @@
-"""The pull request CI files (GitHub Action, example workflows, GitLab CI), checked offline.
+"""The pull request CI files (GitHub Action, example workflows, GitLab CI, the Gitea and Forgejo
+workflow), checked offline.
 
 No network, no Docker, no Prefect: the YAML is parsed and what matters for safety is asserted
 (least permissions, no `${{ }}` inside shell scripts, the API key only in a step's environment,
-the fork workflow's privileged half never touching the pull request's code). zizmor, GitHub
-Actions' static security linter, audits the same files; the shell steps that carry logic run
-under bash with stand-ins for `reviewflow` and `gh`.
+the fork workflow's privileged half never touching the pull request's code), and each example
+names its model (`assert_names_its_model`, which the Bitbucket and Azure tests use too).
+zizmor, GitHub Actions' static security linter, audits the GitHub files; the shell steps that
+carry logic run under bash with stand-ins for `reviewflow` and `gh`.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,8 @@ import pytest
 import yaml
 
 from flows.cli.parser import build_parser
+from reviewflow.config import PLACEHOLDER_MODEL, ModelSettings
+from reviewflow.config.protocols import BUILTIN
 
 ROOT = Path(__file__).resolve().parents[2]
 GITHUB = ROOT / "deployments/github"
@@ -30,6 +35,7 @@ PULL_REQUEST = GITHUB / "pull-request.yml"
 FORK = GITHUB / "fork-pull-request.yml"
 FORK_REVIEW = GITHUB / "fork-pull-request-review.yml"
 GITLAB = ROOT / "deployments/gitlab/.gitlab-ci.yml"
+GITEA = ROOT / "deployments/gitea/review.yml"
 WORKFLOWS = (PULL_REQUEST, FORK, FORK_REVIEW)
 ZIZMOR = shutil.which("zizmor") or str(Path(sys.executable).parent / "zizmor")
 BASH = shutil.which("bash") or "/bin/bash"
@@ -44,6 +50,18 @@ rules:
         "actions/*": ref-pin
         "OWNER/*": ref-pin
 """
+
+
+def assert_names_its_model(
+    variables: Mapping[str, Any], key_variable: str = "REVIEWFLOW_MODEL_API_KEY"
+) -> None:
+    """A CI example's model, as the review step's environment has it: a protocol reviewflow
+    knows, a model name (without one the review exits 2, "no model configured"), and the key in
+    `key_variable`, a variable that protocol reads."""
+    protocol = variables.get("REVIEWFLOW_MODEL_PROTOCOL")
+    assert protocol in BUILTIN, variables
+    assert variables.get("REVIEWFLOW_MODEL_NAME") not in (None, "", PLACEHOLDER_MODEL), variables
+    assert key_variable in ("REVIEWFLOW_MODEL_API_KEY", *BUILTIN[str(protocol)].key_env)
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -147,7 +165,7 @@ def test_action_inputs_defaults_and_outputs() -> None:
 
 def test_no_expression_in_any_run_block() -> None:
     """Script injection: `${{ }}` in `run:` is pasted into the script before the shell parses it."""
-    for path in (ACTION, *WORKFLOWS):
+    for path in (ACTION, *WORKFLOWS, GITEA):
         for step in _steps(path):
             if "run" in step:
                 assert "${{" not in step["run"], (path.name, step.get("name"))
@@ -309,6 +327,21 @@ def test_fork_privileged_half_never_touches_the_pull_requests_code() -> None:
     assert upload["uses"].startswith("actions/upload-artifact@")
 
 
+@pytest.mark.parametrize("path", [PULL_REQUEST, FORK_REVIEW], ids=lambda path: path.name)
+def test_workflows_name_their_model(path: Path) -> None:
+    """The action's inputs, as its review step puts them in reviewflow's environment."""
+    [step] = [step for step in _steps(path) if "/github/action@" in step.get("uses", "")]
+    inputs = {name: spec.get("default", "") for name, spec in _load(ACTION)["inputs"].items()}
+    context = {f"inputs.{name}": str(value) for name, value in {**inputs, **step["with"]}.items()}
+    env = {
+        name: _evaluate(str(value), context)
+        for name, value in _step(ACTION, "review")["env"].items()
+        if name.startswith("REVIEWFLOW_MODEL_")
+    }
+    assert_names_its_model(env)
+    assert step["with"]["model-protocol"] == env["REVIEWFLOW_MODEL_PROTOCOL"]  # not a default
+
+
 @pytest.mark.parametrize(
     ("number", "api_head", "code", "outputs"),
     [
@@ -341,6 +374,12 @@ def test_gitlab_job_publishes_on_merge_requests_only() -> None:
     assert job["rules"] == [{"if": '$CI_PIPELINE_SOURCE == "merge_request_event"'}]
     assert job["variables"]["GIT_DEPTH"] == "0"
     assert "GITLAB_TOKEN" not in job["variables"]  # a masked CI/CD variable, never in the file
+    # The model: its name here, its protocol the default (openai, whose OPENAI_API_KEY the
+    # header asks for as a masked variable).
+    protocol = ModelSettings.model_fields["protocol"].default
+    assert_names_its_model(
+        {"REVIEWFLOW_MODEL_PROTOCOL": protocol, **job["variables"]}, key_variable="OPENAI_API_KEY"
+    )
     [command] = [line for line in job["script"] if line.startswith("reviewflow ")]
     args = build_parser().parse_args(shlex.split(command)[1:])
     assert (args.command, args.publish, args.repo) == ("review", "gitlab", ".")
@@ -352,4 +391,31 @@ def test_gitlab_job_publishes_on_merge_requests_only() -> None:
     assert job["artifacts"]["when"] == "always"
     header = GITLAB.read_text().split("\nreviewflow:", 1)[0]
     for needed in ("GITLAB_TOKEN", "Masked", "`api` scope", "CI_JOB_TOKEN cannot post"):
+        assert needed in header
+
+
+def test_gitea_workflow_reviews_pull_requests_with_the_jobs_token() -> None:
+    workflow = _load(GITEA)
+    assert set(_triggers(workflow)) == {"pull_request"}
+    [job] = workflow["jobs"].values()
+    assert job["permissions"] == {"contents": "read", "pull-requests": "write", "issues": "write"}
+    checkout, setup, install, review, upload = job["steps"]
+    assert checkout["uses"].startswith("actions/checkout@")
+    assert checkout["with"] == {"fetch-depth": 0, "persist-credentials": False}  # full history
+    assert setup["uses"].startswith("actions/setup-python@")
+    assert "REVIEWFLOW_SOURCE" in install["env"] and "secrets." not in str(install)
+    command = shlex.split(review["run"].replace("\\\n", " "))
+    assert command[0] == "$RUNNER_TEMP/reviewflow-venv/bin/reviewflow"
+    args = build_parser().parse_args(command[1:])
+    assert (args.command, args.publish) == ("review", "gitea")
+    assert args.from_ref is None and args.to_ref is None  # the pull request's base...head
+    env = review["env"]
+    assert env["REVIEWFLOW_MODEL_API_KEY"] == "${{ secrets.OPENAI_API_KEY }}"
+    assert env["GITEA_TOKEN"] == "${{ secrets.GITEA_TOKEN }}"
+    assert env["DO_NOT_TRACK"] == "1" and env["PREFECT_SERVER_ANALYTICS_ENABLED"] == "false"
+    assert_names_its_model(env)
+    assert GITEA.read_text().count("${{ secrets.") == 2  # the key and the token, in env: only
+    assert upload["if"] == "${{ !cancelled() }}"
+    header = GITEA.read_text().split("\non:", 1)[0]
+    for needed in ("OPENAI_API_KEY", "GITEA_TOKEN", "write:repository", "write:issue"):
         assert needed in header

@@ -8,7 +8,7 @@ import pytest
 from reviewflow.ci import is_ci
 from reviewflow.config import PublishSettings
 from reviewflow.errors import ConfigError, PublishSetupError
-from reviewflow.publish.target import platform_of, request_ref, token_from_env
+from reviewflow.publish.target import platform_of, request_ref, token_from_env, token_source
 from reviewflow.pullrequest.models import Platform
 
 PIPELINE = {
@@ -38,6 +38,14 @@ def test_auto_in_azure_pipelines_is_its_pull_request_and_head() -> None:
     )
     assert (shas.base, shas.head) == (None, "h" * 40)  # the base: the pull request's own
     assert platform_of(_settings(target="auto"), {"TF_BUILD": "False"}) is None
+
+
+@pytest.mark.parametrize("provider", ["GitHub", "Bitbucket", "Git"])
+def test_auto_publishes_nowhere_for_a_repository_azure_repos_does_not_host(provider: str) -> None:
+    on_github = {**PIPELINE, "BUILD_REPOSITORY_PROVIDER": provider, "BUILD_REPOSITORY_NAME": "o/a"}
+    assert platform_of(_settings(target="auto"), on_github) is None
+    tfs = {**PIPELINE, "BUILD_REPOSITORY_PROVIDER": "TfsGit"}
+    assert platform_of(_settings(target="auto"), tfs) is Platform.AZURE_DEVOPS
 
 
 def test_flags_win_and_another_pull_request_takes_no_sha_of_the_event() -> None:
@@ -73,8 +81,23 @@ def test_what_is_missing_is_named(drop: str, flag: str) -> None:
 
 
 def test_a_repository_of_three_parts_is_refused() -> None:
-    with pytest.raises(ConfigError, match="PROJECT/REPOSITORY, not 'org/p/r'"):
+    with pytest.raises(
+        ConfigError, match="'org/p/r': an Azure DevOps repository is PROJECT/REPOSITORY"
+    ):
         request_ref(_settings(target="azure", repo="org/p/r"), PIPELINE)
+
+
+@pytest.mark.parametrize(
+    ("api_url", "hint"),
+    [
+        ("https://dev.azure.com/fabrikam/Fabrikam%20Fiber", "give https://dev.azure.com/fabrikam"),
+        ("https://dev.azure.com/fabrikam/p/_git/app", "give https://dev.azure.com/fabrikam"),
+        ("https://ado.example.com/tfs/Main/p/_git/app", "give the collection URL"),
+    ],
+)
+def test_a_project_or_repository_page_as_the_collection_is_named(api_url: str, hint: str) -> None:
+    with pytest.raises(ConfigError, match=f"is a project or repository page: {hint}"):
+        request_ref(_settings(target="azure", api_url=api_url), PIPELINE)
 
 
 def test_the_token_comes_from_its_variables_in_order() -> None:
@@ -86,3 +109,14 @@ def test_the_token_comes_from_its_variables_in_order() -> None:
         token_from_env(Platform.AZURE_DEVOPS, {"SYSTEM_ACCESSTOKEN": "two words"})
     with pytest.raises(PublishSetupError, match="set REVIEWFLOW_AZURE_DEVOPS_TOKEN or"):
         token_from_env(Platform.AZURE_DEVOPS, {})
+
+
+def test_a_refusal_names_the_variable_the_token_came_from() -> None:
+    env = {"SYSTEM_ACCESSTOKEN": "job", "AZURE_DEVOPS_EXT_PAT": "stale"}  # a PAT left on the agent
+    assert token_source(Platform.AZURE_DEVOPS, env, None) == (
+        "from AZURE_DEVOPS_EXT_PAT, the first set of REVIEWFLOW_AZURE_DEVOPS_TOKEN,"
+        " AZURE_DEVOPS_EXT_PAT, SYSTEM_ACCESSTOKEN"
+    )
+    assert token_source(Platform.AZURE_DEVOPS, env, "ado-token") == (
+        "from the Secret block 'ado-token'"
+    )

@@ -82,3 +82,20 @@ def test_the_token_comes_from_the_bitbucket_variables() -> None:
     ).get_secret_value() == ("ATCTT3x-preferred")
     with pytest.raises(PublishSetupError, match="REVIEWFLOW_BITBUCKET_TOKEN or BITBUCKET_TOKEN"):
         token_from_env(Platform.BITBUCKET, {"GITHUB_TOKEN": "ghp_x"})
+
+
+@pytest.mark.parametrize(
+    ("api_url", "expected"),
+    [
+        ("https://api.bitbucket.org", "https://api.bitbucket.org/2.0"),
+        ("https://api.bitbucket.org/2.0/", "https://api.bitbucket.org/2.0"),
+        ("https://bitbucket.org", "https://api.bitbucket.org/2.0"),
+        ("https://bitbucket.example.com", "https://bitbucket.example.com"),
+    ],
+)
+def test_cloud_s_host_in_any_form_is_cloud_and_any_other_is_data_center(
+    api_url: str, expected: str
+) -> None:
+    settings = _settings(target="bitbucket", repo="acme/app", pull_request=5, api_url=api_url)
+    found = request_ref(settings, {})
+    assert found is not None and found[0].api_url == expected

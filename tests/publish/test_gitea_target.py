@@ -59,6 +59,11 @@ def test_the_api_is_the_server_url_and_api_v1_unless_a_flag_names_it(tmp_path: P
     flagged = _settings(target="gitea", api_url="https://git.example.org/sub/api/v1")
     found = request_ref(flagged, env)
     assert found is not None and found[0].api_url == "https://git.example.org/sub/api/v1"
+    for server in ("https://git.example.org/sub", "https://git.example.org/sub/"):
+        found = request_ref(
+            _settings(target="gitea", api_url=server, repo="a/b", pull_request=1), {}
+        )
+        assert found is not None and found[0].api_url == "https://git.example.org/sub/api/v1"
 
 
 def test_flags_outside_actions_and_another_request_drops_the_event_shas(tmp_path: Path) -> None:

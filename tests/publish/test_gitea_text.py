@@ -1,6 +1,6 @@
 """What reaches a Gitea or Forgejo comment: no issue or request reference from model text (Gitea
 cross-links `#12`, `!12` and `owner/repo#12`), the marker first, and prose where GitHub and
-GitLab would have a suggestion block (Gitea has none)."""
+GitLab would have a suggestion block (Gitea has none): the fix as a code block."""
 
 from __future__ import annotations
 
@@ -29,4 +29,4 @@ def test_a_gitea_comment_has_its_marker_first_and_no_suggestion_block() -> None:
     assert "```suggestion" in comment_body(hostile, "github")  # GitHub's would be one
     assert finding_fingerprint(body) == hostile.fingerprint
     assert "```suggestion" not in body and "#12" not in body
-    assert "\\`\\`\\`python" in body and "json.loads" in body  # the fix as escaped prose
+    assert "**Suggestion:**\n\n```text\n    x = json.loads(data)\n```" in body  # code, indented

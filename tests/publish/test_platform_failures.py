@@ -10,8 +10,12 @@ from pathlib import Path
 import pytest
 
 from flows.cli.main import main
+from reviewflow.publish.platforms import spec_of
+from reviewflow.publish.target import token_variable
+from reviewflow.pullrequest.models import Platform
 from tests.flows.reviewer import ScriptedReviewer
-from tests.publish.scenario import PROJECT, SPLIT, PullRequest, Side, use_env
+from tests.gitutil import GitRepo
+from tests.publish.scenario import NUMBER, PROJECT, SPLIT, PullRequest, Side, use_env
 from tests.publish.sides import READ_ONLY_TOKENS, open_side
 from tests.wire_server import WireServer
 
@@ -50,6 +54,7 @@ def test_a_refused_token_fails_before_any_model_request(
     assert _review(pr, tmp_path) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and NAMES[side.name] in err and "token" in err, err
+    assert f"(the token from {token_variable(Platform(side.name), side.env(WRONG))}" in err, err
     assert WRONG not in err and wire.requests() == []
     assert not (tmp_path / "out").exists()
 
@@ -72,3 +77,33 @@ def test_a_read_only_token_keeps_the_gate_and_warns_once(
     assert f"publishing on {PROJECT}#" in warning and "failed" in warning, warning
     assert (tmp_path / "out" / "review-report.json").is_file()
     assert side.posted() == [] and token not in err
+
+
+@pytest.mark.parametrize("clone", ["shallow", "without the head"])
+def test_a_clone_that_lacks_the_request_s_history_says_how_to_fetch_it(
+    clone: str,
+    side: Side,
+    tmp_path: Path,
+    wire: WireServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pr = PullRequest.create(tmp_path, side)
+    checkout = GitRepo(tmp_path / "checkout")
+    shallow = ["--depth", "1"] if clone == "shallow" else []
+    pr.repo.git(
+        "clone", "--quiet", "--single-branch", *shallow, pr.bare.as_uri(), str(checkout.root)
+    )
+    if clone == "shallow":  # the request's head alone, as a CI checkout gives by default
+        head_ref = spec_of(side.name).request_head or "refs/heads/feature"
+        checkout.git("fetch", "--quiet", "--depth", "1", "origin", head_ref.format(n=NUMBER))
+        checkout.git("checkout", "--quiet", "FETCH_HEAD")
+    pr.repo = checkout  # else only the target branch: the request's head was never fetched
+    use_env(monkeypatch, wire, side.env())
+    assert _review(pr, tmp_path) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and wire.requests() == [], err
+    if clone == "shallow":
+        assert "this clone is shallow" in err and "full history" in err, err
+    else:
+        assert f"head commit {pr.head[:12]} is not in this clone: fetch it" in err, err

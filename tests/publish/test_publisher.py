@@ -84,6 +84,17 @@ def test_threads_in_files_not_reviewed_again_stay_open() -> None:
     assert {f.fingerprint for f in _state(platform).findings} == {B.fingerprint}
 
 
+def test_an_incomplete_review_that_found_nothing_does_not_say_the_request_is_clean() -> None:
+    platform = MemoryPlatform()
+    failed = _outcome().model_copy(
+        update={"status": "incomplete", "exit_code": 2, "incomplete_files": ("app/b.py",)}
+    )
+    publish(platform, context(), failed)
+    body = platform.notes[0].body
+    assert "No open findings on this pull request in the files reviewed." in body
+    assert "app/b.py (error)" in body
+
+
 def test_a_person_resolved_or_dismissed_thread_is_never_posted_again() -> None:
     platform = MemoryPlatform()
     publish(platform, context(), _outcome(A, B))
@@ -124,6 +135,8 @@ def test_findings_outside_the_diff_are_listed_in_the_summary_only() -> None:
     assert (result.posted, result.not_on_diff) == (1, 1)
     body = platform.notes[0].body
     assert "not on the diff" in body and "handle leaks" in body
+    assert "This run: 1 new comment, 0 threads resolved." in body
+    assert "1 finding is outside the request's diff" in body
 
 
 def test_incremental_runs_carry_earlier_findings_and_resolve_only_what_they_looked_at() -> None:
@@ -176,6 +189,8 @@ def test_a_file_whose_review_did_not_finish_keeps_its_threads_open() -> None:
     result = publish(platform, context(), failed)
     assert result.resolved == 1 and not platform.thread_of(B.fingerprint).resolved
     assert {f.fingerprint for f in _state(platform).findings} == {B.fingerprint}
+    body = platform.notes[0].body
+    assert "> **Not reviewed to the end:** app/b.py (error): their findings may be" in body
 
 
 def test_a_carried_finding_dismissed_in_the_dismissals_file_no_longer_counts() -> None:

@@ -102,3 +102,23 @@ def test_tokens_come_from_the_environment_reviewflow_names_first() -> None:
 def test_bad_settings_are_refused(values: dict[str, object], key: str) -> None:
     with pytest.raises(ValueError, match=key):
         _settings(**values)
+
+
+@pytest.mark.parametrize(
+    ("target", "repo", "form"),
+    [
+        ("github", "a/b/c", "a GitHub repository is OWNER/NAME"),
+        ("gitea", "a b/c", "a Gitea repository is OWNER/NAME"),
+        ("gitea", "a/..", "a Gitea repository is OWNER/NAME"),
+        ("bitbucket", "~a/b/c", "a Bitbucket repository is WORKSPACE/REPO_SLUG"),
+        ("azure", "p/.", "an Azure DevOps repository is PROJECT/REPOSITORY"),
+    ],
+)
+def test_a_repository_not_in_its_platform_s_form_is_one_line_naming_it(
+    target: str, repo: str, form: str
+) -> None:
+    settings = {"target": target, "repo": repo, "pull_request": 1, "api_url": "https://h.example"}
+    with pytest.raises(ConfigError, match=f"--platform-repo {repo!r}: {form}"):
+        request_ref(PublishSettings.model_validate(settings), {})
+    for good in ("acme/app", "~jo/app") if target == "bitbucket" else ("acme/app",):
+        assert request_ref(PublishSettings.model_validate({**settings, "repo": good}), {})

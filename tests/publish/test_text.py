@@ -68,6 +68,16 @@ def test_prose_code_from_elsewhere_or_the_same_code_stays_prose() -> None:
         assert "```suggestion" not in _with_fix(suggestion), suggestion
 
 
+def test_a_fix_that_is_no_suggestion_is_still_code_and_the_prose_around_it_inert() -> None:
+    text = "Parse instead @ann:\n```python\nif x:\n    y = json.loads(x)\n```\nthen #12."
+    for platform in ("github", "bitbucket", "gitea"):
+        body = comment_body(  # not the commented code's indentation: no one-click block
+            finding("a.py", 3, "    z = 1").model_copy(update={"suggestion": text}), platform
+        )
+        assert "```text\nif x:\n    y = json.loads(x)\n```" in body, platform
+        assert "@ann" not in body and "#12" not in body and "```suggestion" not in body
+
+
 def test_a_suggestion_fence_cannot_be_closed_from_inside_and_gitlab_counts_lines() -> None:
     block = suggestion_block("s = '```'\nt = 1", "suggestion")
     assert block.startswith("````suggestion\n") and block.endswith("\n````")
