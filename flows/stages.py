@@ -14,6 +14,7 @@ from flows.runners import submitted
 from reviewflow import cancel
 from reviewflow.config import Config
 from reviewflow.findings.models import FileFindings
+from reviewflow.findings.normalize import normalize_path
 from reviewflow.findings.stages import ModelStages, summarize
 from reviewflow.providers.pool import ProviderHandle, pool_for
 from reviewflow.review.jobs import FileJob
@@ -61,8 +62,12 @@ def run_model_stages(
             wrap(config.review),
             wrap(handle),
         ),
-        lambda chunks: relocating.submit(wrap(chunks), wrap(reviewed), wrap(handle)),
-        lambda found: filtering.submit(wrap(found), wrap(reviewed), wrap(handle)),
+        lambda chunks: relocating.submit(
+            wrap(chunks), wrap(reviewed.only(named_in(chunks, reviewed))), wrap(handle)
+        ),
+        lambda found: filtering.submit(
+            wrap(found), wrap(reviewed.only(f.path for f in found if f.path)), wrap(handle)
+        ),
         observer.file_done if observer is not None else (lambda path: None),
     )
     try:
@@ -75,6 +80,13 @@ def run_model_stages(
         stages = summarize(chains.plans, chains.chunks, chains.files)
         return stages.cancel(abandon(handle, stages.records))
     return summarize(chains.plans, chains.chunks, chains.files)
+
+
+def named_in(chunks: Sequence[ChunkResult], reviewed: ReviewedFiles) -> set[str]:
+    """The reviewed files a relocation of `chunks` needs: those their candidates name, read as
+    the relocation reads them."""
+    files = reviewed.files
+    return {normalize_path(c.file or c.path, files) for chunk in chunks for c in chunk.candidates}
 
 
 def abandon(handle: ProviderHandle, records: Sequence[RequestRecord]) -> int:
