@@ -148,7 +148,7 @@ def _task_runs(conn: sqlite3.Connection) -> tuple[str, int]:
     return flow, tasks.fetchone()[0]
 
 
-def _settled(home: Path, quiet: float = 5.0) -> None:
+def _settled(home: Path, quiet: float = 15.0) -> None:
     """Until the server has recorded every task run the review reported (it records them from
     events, after the review ends): the count unchanged for `quiet` seconds."""
     db = next(prefect_home(home).rglob("*.db"))

@@ -119,6 +119,31 @@ def _watch_idle(tracker: IdleTracker, server: Any, args: argparse.Namespace) -> 
         server.should_exit = True
 
 
+# Prefect's in-memory messaging drops an event when a subscriber's queue holds 10,000 (a bound
+# with no setting, Prefect PR 19136). On a review of thousands of files the task run recorder
+# falls that far behind while the review runs, and the task runs whose events were dropped
+# never reach the UI (8,081-11,900 of 12,759 recorded at 5,000 files). Its queue is bounded
+# here at a size it never reaches (a 5,000-file review sends ~38,000 events), and drains once
+# the review's events slow.
+EVENT_QUEUE_SIZE = 1_000_000
+
+
+def deep_event_queues() -> None:
+    """Give every in-memory messaging subscription of this process a queue of
+    `EVENT_QUEUE_SIZE` (called before the app starts its services)."""
+    import asyncio
+
+    from prefect.server.utilities.messaging import memory
+
+    made = memory.Subscription.__init__
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        made(self, *args, **kwargs)
+        self._queue = asyncio.Queue(maxsize=EVENT_QUEUE_SIZE)
+
+    memory.Subscription.__init__ = init  # type: ignore[method-assign]
+
+
 def main(argv: list[str] | None = None) -> None:
     args = _parse(argv)
     sock = socket.socket(fileno=args.fd)
@@ -126,6 +151,7 @@ def main(argv: list[str] | None = None) -> None:
         import uvicorn
         from prefect.server.api.server import create_app
 
+        deep_event_queues()
         tracker = IdleTracker(create_app(final=True))
     config = uvicorn.Config(tracker, log_level="error", lifespan="on", timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)

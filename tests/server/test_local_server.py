@@ -6,6 +6,7 @@ tests that need no server running stop it first.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import json
@@ -37,6 +38,7 @@ from flows.local.process import (
     wait_ready,
     write_state,
 )
+from flows.local.server_main import EVENT_QUEUE_SIZE, deep_event_queues
 from flows.local.settings import PrefectEnvironment, prefect_home, prefect_version
 from tests.server.conftest import server_pids
 
@@ -144,6 +146,26 @@ def test_the_server_runs_only_the_services_a_review_uses(
     assert services.task_run_recorder.enabled and not services.event_persister.enabled
     assert services.task_run_recorder.batch_size == 100
     assert not (server.register_blocks_on_start or server.memoize_block_auto_registration)
+
+
+def test_the_server_s_event_queues_hold_a_large_review_s_events(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Prefect's in-memory subscriptions drop events past 10,000 queued (a 5,000-file review's
+    task runs went missing from the UI): the managed server deepens them before it starts."""
+    from prefect.server.utilities.messaging import memory
+
+    monkeypatch.setattr(memory.Subscription, "__init__", memory.Subscription.__init__)
+    deep_event_queues()  # undone after the test
+    subscription = memory.Subscription(memory.Topic("events"))
+    assert subscription._queue.maxsize == EVENT_QUEUE_SIZE > 40_000
+
+    async def deliver(count: int) -> None:
+        for _ in range(count):
+            await subscription.deliver(memory.MemoryMessage(data=b"{}", attributes={}))
+
+    asyncio.run(deliver(10_001))
+    assert subscription._queue.qsize() == 10_001  # none dropped
 
 
 def test_flow_runs_task_runs_and_artifacts_are_on_the_server(
