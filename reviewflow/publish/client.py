@@ -3,12 +3,13 @@
 `bitbucket_dc.py`, Gitea and Forgejo `gitea.py`, Azure DevOps `azure_devops.py`; the
 registry in `platforms.py` names them).
 
-Errors are typed (`reviewflow.errors`): `PublishSetupError` for a token the platform refuses
-(401) or a request it cannot find (404) while reading; `PublishRefused` for a write refused for
-good (403 without a rate limit); `TransientPublishError` for 5xx, connection failures and rate
-limits (403/429 with `retry-after` or `x-ratelimit-remaining: 0`; `wait_s` from `retry-after`
-or `x-ratelimit-reset`). Nothing retries or sleeps inside a client: the publishing task's
-Prefect retries do. A token never appears in an error's message.
+Errors are typed (`reviewflow.errors`): `TokenRefused` (a `PublishSetupError`) for a token the
+platform refuses (401), `PublishSetupError` for a request it cannot find (404) while reading;
+`PublishRefused` for a write refused for good (403 without a rate limit);
+`TransientPublishError` for 5xx, connection failures and rate limits (403/429 with `retry-after`
+or `x-ratelimit-remaining: 0`; `wait_s` from `retry-after` or `x-ratelimit-reset`). Nothing
+retries or sleeps inside a client: the publishing task's Prefect retries do. A token never
+appears in an error's message.
 """
 
 from __future__ import annotations
