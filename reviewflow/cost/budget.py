@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reviewflow.config import Config, TaskRunner
+from reviewflow.config import PLACEHOLDER_MODEL, Config, TaskRunner
 from reviewflow.cost.prices import price_of
 from reviewflow.errors import ConfigError
 from reviewflow.providers.budget import Budget
@@ -14,6 +14,11 @@ def check_budget(config: Config) -> None:
     price, or a budget with the Dask task runner (the budget lives in the review's process)."""
     review = config.review
     if review.max_cost is not None and price_of(config.model) is None:
+        if config.model.name == PLACEHOLDER_MODEL:
+            raise ConfigError(
+                f"review.max_cost ({review.max_cost:g}) needs the model's price, and no model "
+                "is set: set model.name (or pass --model), e.g. gpt-4o"
+            )
         raise ConfigError(
             f"review.max_cost ({review.max_cost:g}) needs the price of model "
             f"'{config.model.name}', which is not in the bundled table: set model.price "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reviewflow.config import ModelSettings, ReviewSettings
+from reviewflow.config import PLACEHOLDER_MODEL, ModelSettings, ReviewSettings
 from reviewflow.cost.estimate import Estimate, Figures, FileEstimate
 from reviewflow.providers.budget import BudgetState, money, priced, short_count
 
@@ -108,11 +108,19 @@ def _limit(record: dict[str, Any], verdict: dict[str, Any]) -> str:
     return " and ".join(parts)
 
 
+def no_price(model: str) -> str:
+    """Why a review has no price, and what to set: no model named yet (the placeholder), or a
+    model the bundled table does not hold."""
+    if model == PLACEHOLDER_MODEL:
+        return "no model set: set model.name (or pass --model), e.g. gpt-4o"
+    return f"no price for model '{model}': set model.price"
+
+
 def cost_text(record: dict[str, Any]) -> str:
     """`~$0.42 (bundled prices of 2025-08-01)`, `~0.42 (model.price)`, or why no amount."""
     price = record["price"]
     if price is None or record["cost"] is None:
-        return f"cost unknown (no price for model '{record['model']}': set model.price)"
+        return f"cost unknown ({no_price(record['model'])})"
     where = "model.price" if price["source"] == "config" else f"bundled prices of {price['as_of']}"
     return f"~{_amount(record, record['cost'])} ({where})"
 
@@ -192,7 +200,7 @@ def _prices_note(record: dict[str, Any]) -> str:
     """Where the table's prices come from: the bundled table's date, model.price, or none."""
     price = record["price"]
     if price is None:
-        return f"prices: none for model '{record['model']}' (set model.price)"
+        return f"prices: none ({no_price(record['model'])})"
     if price["source"] == "config":
         return f"prices: model.price ({price['currency']} per million tokens)"
     return (
@@ -208,6 +216,8 @@ def price_line(model: ModelSettings) -> str:
 
     info = price_of(model)
     if info is None:
+        if model.name == PLACEHOLDER_MODEL:
+            return f"price: none ({no_price(model.name)})"
         return (
             f"price: none for model '{model.name}' (not in the bundled table): estimates name "
             "no cost and --max-cost is refused; set model.price"
