@@ -159,7 +159,8 @@ def stop_server(home: Path, *, force: bool = False) -> list[str]:
             failed.append(f"cannot stop what runs for {phome}: {problem}")
             continue
         _stop_warm(phome, stopped, failed)
-        _stop_managed(phome, force, stopped, failed)
+        home_version = None if phome == managed_root(home) else phome.name  # one per version
+        _stop_managed(phome, home_version, force, stopped, failed)
     if failed:
         raise StopFailed("; ".join(failed), stopped)
     return stopped
@@ -254,9 +255,12 @@ def _stop_warm(phome: Path, stopped: list[str], failed: list[str]) -> None:
             stopped.append(f"stopped the warm review process (pid {warm.pid})")
 
 
-def _stop_managed(phome: Path, force: bool, stopped: list[str], failed: list[str]) -> None:
-    """Stop the server of `phome`, under its lock; a review that registered meanwhile (it
-    does so before it takes the lock) is cancelled with `force`, else the server is kept."""
+def _stop_managed(
+    phome: Path, home_version: str | None, force: bool, stopped: list[str], failed: list[str]
+) -> None:
+    """Stop the server of `phome` (the Prefect home of `home_version`, None for the older
+    shared one), under its lock; a review that registered meanwhile (it does so before it
+    takes the lock) is cancelled with `force`, else the server is kept."""
     state = read_state(phome)
     if state is None:
         return
@@ -275,12 +279,21 @@ def _stop_managed(phome: Path, force: bool, stopped: list[str], failed: list[str
             running = is_ours(state)
             stop_process(state)
             if running:
-                known = f", Prefect {state.prefect_version}" if state.prefect_version else ""
-                stopped.append(f"stopped (pid {state.pid}{known})")  # no version while booting
+                stopped.append(stopped_line(state, home_version))
             what = f"stopped {name}, but cannot remove its record"
             forget_state(phome, state.instance)
     except (ServerError, OSError) as exc:
         failed.append(f"{what}: {_why(exc)}")
+
+
+def stopped_line(state: ServerState, home_version: str | None) -> str:
+    """`stopped (pid N, Prefect 3.9.1)`; a server still booting has recorded no version yet:
+    its Prefect home's version is named, and that it was still starting."""
+    if state.prefect_version:
+        return f"stopped (pid {state.pid}, Prefect {state.prefect_version})"
+    if home_version:
+        return f"stopped (pid {state.pid}, Prefect {home_version}, still starting)"
+    return f"stopped (pid {state.pid}, a server still starting)"
 
 
 # The server `prepare` starts exits by itself after this long if `prepare` dies before it stops it.
