@@ -180,3 +180,28 @@ def test_without_a_git_identity_the_os_user_is_recorded_and_listed(
     (record,) = json.loads(capsys.readouterr().out)
     assert (record["by"], record["reason"]) == ("ci-runner", "fixture key")
     assert record["at"].endswith("Z")
+
+
+def test_with_no_identity_and_a_blank_login_name_the_numeric_uid_is_recorded(
+    reviewed: GitRepo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A container user with no Git identity and no usable name (a blank `LOGNAME`, as a
+    `docker run --user 1234` environment can leave it): `uid N`, never an empty `by`."""
+    bare = tmp_path / "no-identity.gitconfig"
+    bare.write_text("[init]\n\tdefaultBranch = main\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(bare))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "EMAIL"):
+        monkeypatch.delenv(name, raising=False)
+    for name in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        monkeypatch.setenv(name, " ")
+    assert _run(reviewed, "dismiss", "F3a9c0d1e2f3a", "--reason", "fixture key") == 0
+    saved = json.loads((reviewed.root / ".reviewflow" / "dismissed.json").read_text())
+    assert [e["by"] for e in saved["dismissed"]] == [f"uid {os.getuid()}"]
+    capsys.readouterr()
+    assert _run(reviewed, "dismissed") == 0
+    assert f"(app.py) by uid {os.getuid()} on 20" in capsys.readouterr().out
