@@ -24,6 +24,11 @@ GOOD = [
     "de-CH-1996",
     "en-US-x-twain",
     "ca-ES-valencia",
+    # The IANA registry (langcodes) knows what an ISO code list alone does not: grandfathered
+    # and extended-language tags, and private-use language codes.
+    "sgn-BE-FR",
+    "zh-min-nan",
+    "qaa",
 ]
 BAD = [
     "xx-YY",
@@ -42,6 +47,8 @@ BAD = [
     "de-1996-1996",
     "en-x",
     "en-a-bb-a-cc",
+    "en-US-abcde",  # well-formed, but no such variant is registered
+    "en_US",  # a POSIX locale, which langcodes would read as en-US: not a BCP 47 tag
 ]
 
 
@@ -60,6 +67,13 @@ def _refused(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err
     return err
+
+
+def test_no_language_code_data_is_shipped() -> None:
+    """The codes come from langcodes (MIT); the LGPL list from Debian's iso-codes is gone."""
+    package = Path(is_known_tag.__code__.co_filename).parent
+    assert not (package / "language_codes.json").exists()
+    assert is_known_tag("en-US") and not is_known_tag("en-US-abcde")
 
 
 def test_the_flag_is_checked_up_front(repo: GitRepo, capsys: pytest.CaptureFixture[str]) -> None:
