@@ -23,6 +23,7 @@ COPY deployments/docker ./deployments/docker
 COPY reviewflow ./reviewflow
 COPY tasks ./tasks
 COPY flows ./flows
+# reviewflow with the dask, bedrock and azure extras (Entra ID sign-in for Azure OpenAI), pinned;
 # semgrep for `--sast`, in a venv of its own (its pins conflict with Prefect's), on PATH.
 RUN sh deployments/docker/install.sh \
     && sh deployments/docker/install-sast.sh /opt/semgrep \

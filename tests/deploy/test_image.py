@@ -12,9 +12,11 @@ import shlex
 import shutil
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import yaml
+from packaging.requirements import Requirement
 
 from flows.cli.parser import build_parser
 from flows.deployed import ci_review
@@ -101,3 +103,38 @@ def test_ci_examples_parse() -> None:
     assert "upload-sarif" in image and "--sarif reviewflow.sarif" in image
     assert "codequality:" in (ROOT / "deployments/gitlab/.gitlab-ci.yml").read_text()
     assert "archiveArtifacts" in (ROOT / "deployments/jenkins/Jenkinsfile").read_text()
+
+
+def _closure(name: str, extras: set[str]) -> set[str]:
+    """Every distribution `name[extras]` needs, read from the installed packages' metadata."""
+    found: set[str] = set()
+    todo = [(name, frozenset(extras))]
+    done: set[tuple[str, frozenset[str]]] = set()
+    while todo:
+        dist, wanted = todo.pop()
+        if (_norm(dist), wanted) in done:
+            continue
+        done.add((_norm(dist), wanted))
+        for raw in metadata.distribution(dist).requires or []:
+            req = Requirement(raw)
+            envs = [{"extra": extra} for extra in wanted] or [{"extra": ""}]
+            if req.marker is None or any(req.marker.evaluate(env) for env in envs):
+                found.add(_norm(req.name))
+                todo.append((req.name, frozenset(req.extras)))
+    return found
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_image_has_the_azure_extra_and_pins_every_dependency() -> None:
+    """Entra ID is how Azure users sign in: the image installs the azure extra, and the
+    constraints pin everything reviewflow[dask,bedrock,azure] needs (nothing left to chance)."""
+    install = (ROOT / "deployments/docker/install.sh").read_text()
+    assert '".[dask,bedrock,azure]"' in install
+    lines = (ROOT / "deployments/docker/constraints.txt").read_text().splitlines()
+    pinned = {_norm(line.split("==")[0]) for line in lines if line and line[0] != "#"}
+    needed = _closure("reviewflow", {"dask", "bedrock", "azure"})
+    assert {"azure-identity", "msal", "langcodes"} <= needed
+    assert sorted(needed - pinned) == []
