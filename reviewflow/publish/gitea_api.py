@@ -154,14 +154,20 @@ class GiteaApi:
         return self._parse(TypeAdapter(list[model]), response, action)  # type: ignore[valid-type]
 
     def pages(self, model: type[T], path: str, action: str) -> Iterator[T]:
-        """Every item of a listing, `PAGE` a request, until a page without a `next` link."""
-        page = 1
+        """Every item of a listing, `PAGE` a request: while a `Link` header names a `next` page,
+        else while `X-Total-Count` counts more than the pages read hold, else while pages come
+        back full. Gitea's and Forgejo's review listing sends only `X-Total-Count` (and counts
+        others' pending reviews it does not show), and a server may answer fewer than `PAGE`
+        a page (`[api] MAX_RESPONSE_ITEMS`), so neither a short page nor `PAGE` ends it."""
+        page, size = 1, 0
         while True:
             params = {"page": page, "limit": PAGE}
             response = self.call("GET", path, action, params=params, reading=True)
-            yield from self.parsed_list(model, response, action)
-            following = _next_page(response)
-            if following is None or following <= page:
+            items = self.parsed_list(model, response, action)
+            yield from items
+            size = max(size, len(items))  # the server's page size, or less
+            following = _following(response, page, size, len(items))
+            if following is None:
                 return
             page = following
 
@@ -226,14 +232,33 @@ def _message(response: httpx.Response) -> str:
     return text if len(text) <= DETAIL_CHARS else text[: DETAIL_CHARS - 1] + "…"
 
 
+def _following(response: httpx.Response, page: int, size: int, got: int) -> int | None:
+    """The page to read after `page` (`got` items; `size` the most a page held, PAGE taken
+    while none held any), or None: never past the page `X-Total-Count` ends in."""
+    if "Link" in response.headers:  # a listing that links its pages: the link decides
+        following = _next_page(response)
+        return following if following is not None and following > page else None
+    total = _total(response)
+    if total is None:
+        return page + 1 if got >= PAGE else None
+    return page + 1 if page * (size or PAGE) < total else None
+
+
 def _next_page(response: httpx.Response) -> int | None:
-    """The `page` of the `Link` header's `rel="next"` URL (Gitea sends one while more remain)."""
+    """The `page` of the `Link` header's `rel="next"` URL (a server that links its pages
+    sends one while more remain)."""
     for link in response.headers.get("Link", "").split(","):
         url, _, rel = link.partition(";")
         if 'rel="next"' in rel:
             page = httpx.URL(url.strip().strip("<>")).params.get("page", "")
             return int(page) if page.isdigit() else None
     return None
+
+
+def _total(response: httpx.Response) -> int | None:
+    """`X-Total-Count`: the items the listing holds (Gitea's `SetTotalCountHeader`)."""
+    value = response.headers.get("X-Total-Count", "").strip()
+    return int(value) if value.isdigit() else None
 
 
 def _tls_context() -> ssl.SSLContext:

@@ -12,7 +12,10 @@ Gitea does not page it), `pulls/:n/comments/:id/replies` (POST; 405 before Gitea
 as in Gitea; POST), `issues/comments/:id` (PATCH). Enforced as Gitea does: 401 without a known
 `Authorization: token …`, 403 for a write with a read-only token or an edit of another's
 comment, 404 for an unknown repository, pull request, review or comment, 422 for an empty
-review. Pagination: `page` and `limit` (default 30, at most 50), `X-Total-Count` and `Link`.
+review. The review listing pages as Gitea's (`ListPullReviews`, Gitea 1.22 to main and
+Forgejo): `page` and `limit` (default 30, at most `max_items`, `[api] MAX_RESPONSE_ITEMS`, 50),
+`X-Total-Count` counting every review, others' pending ones too, which it leaves out of the
+page, and no `Link` header (Gitea calls `SetTotalCountHeader` there, not `SetLinkHeader`).
 Scripted failures (`fail`, `rate_limit`) come first; `{token}` in a body is replaced by the
 token the request carried.
 """
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import unquote, urlencode
+from urllib.parse import unquote
 
 from reviewflow.pullrequest.models import Platform, RequestRef
 from tests.publish.fake_gitea_state import ApiError, GiteaState, Json, Pull
@@ -57,6 +60,7 @@ class FakeGitea(PlatformFake, GiteaState):
         self._serve_http(prefix)
         self.add_token(TOKEN, BOT)
         self.add_token(READ_ONLY_TOKEN, "fork-bot", write=False)
+        self.max_items = MAX_LIMIT  # the server's `[api] MAX_RESPONSE_ITEMS`
 
     def forgejo(self) -> FakeGitea:
         """As Forgejo (and Gitea before 1.26) answers: no reply, no resolve endpoint."""
@@ -93,6 +97,10 @@ class FakeGitea(PlatformFake, GiteaState):
     def person_resolves(self, repo: str, number: int, comment_id: int, who: str) -> None:
         with self.lock:
             self.set_resolver(self.find(*repo.split("/"), number), comment_id, who)
+
+    def person_unresolves(self, repo: str, number: int, comment_id: int) -> None:
+        with self.lock:
+            self.set_resolver(self.find(*repo.split("/"), number), comment_id, None)
 
     def pull(self, repo: str, number: int) -> Pull:
         return self.find(*repo.split("/"), number)
@@ -143,7 +151,7 @@ class FakeGitea(PlatformFake, GiteaState):
             case "get_diff":
                 return 200, self.diff_text(pull), {}
             case "list_reviews":
-                return self._page(pull.reviews, request)
+                return self._reviews(pull.reviews, request, user)
             case "create_review":
                 return 200, self.create_review(pull, user, data), {}
             case "review_comments":
@@ -157,22 +165,18 @@ class FakeGitea(PlatformFake, GiteaState):
             case _:
                 return 201, self.create_note(pull, user, str(data.get("body") or "")), {}
 
-    def _page(self, items: list[Json], request: RecordedRequest) -> Answer:
+    def _reviews(self, reviews: list[Json], request: RecordedRequest, user: str) -> Answer:
+        """A page of the reviews as `ListPullReviews` answers: counted whole, another's pending
+        review left out of its page, no `Link` header."""
         limit = number(request.query.get("limit"), DEFAULT_LIMIT)
-        limit = min(limit if limit > 0 else DEFAULT_LIMIT, MAX_LIMIT)
+        limit = min(limit if limit > 0 else DEFAULT_LIMIT, self.max_items)
         page = max(number(request.query.get("page"), 1), 1)
-        pages = max(1, -(-len(items) // limit))
-
-        def link(to: int, rel: str) -> str:
-            query = urlencode({**request.query, "page": to, "limit": limit})
-            return f'<{self.origin}{request.path}?{query}>; rel="{rel}"'
-
-        links = [link(page + 1, "next"), link(pages, "last")] if page < pages else []
-        links += [link(1, "first"), link(page - 1, "prev")] if page > 1 else []
-        headers = {"X-Total-Count": str(len(items))}
-        if links:
-            headers["Link"] = ",".join(links)
-        return 200, items[(page - 1) * limit : page * limit], headers
+        shown = [
+            r
+            for r in reviews[(page - 1) * limit : page * limit]
+            if r["state"] != "PENDING" or r["user"]["login"] == user
+        ]
+        return 200, shown, {"X-Total-Count": str(len(reviews))}
 
     def route(self, method: str, path: str) -> tuple[str, tuple[str, ...]]:
         base = f"{self.prefix}/api/v1/repos/"

@@ -114,13 +114,21 @@ class GiteaState:
         return "\n".join(out) + "\n"
 
     def create_review(self, pull: Pull, user: str, data: Json) -> Json:
+        """As `CreatePullReview`: an event other than APPROVED, REQUEST_CHANGES or COMMENT
+        (none too) leaves the review PENDING, seen by its author alone; all but APPROVED and
+        COMMENT need a body."""
         comments = data.get("comments") or []
-        if data.get("event", "COMMENT") == "COMMENT" and not comments and not data.get("body"):
+        event = str(data.get("event") or "")
+        state = event if event in ("APPROVED", "REQUEST_CHANGES", "COMMENT") else "PENDING"
+        has_body = bool(str(data.get("body") or "").strip())
+        if state == "COMMENT" and not comments and not has_body:
             raise ApiError(422, "review event COMMENT requires a body or a comment")
+        if state in ("REQUEST_CHANGES", "PENDING") and not has_body:
+            raise ApiError(422, f"review event {event} requires a body")
         review = {
             "id": next(self._ids),
             "user": user_json(user),
-            "state": "COMMENT",
+            "state": state,
             "body": str(data.get("body") or ""),
             "commit_id": str(data.get("commit_id") or pull.head_sha),
             "comments_count": 0,
