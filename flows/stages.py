@@ -150,10 +150,11 @@ class _Chains:
 
     def take_finished(self) -> None:
         """On a cancel: keep the stages that finished but were not taken yet (a file whose
-        filter is done counts as reviewed); nothing new is submitted."""
+        filter is done, or whose last chunk proposed nothing, counts as reviewed); nothing new
+        is submitted."""
         while True:
             try:
-                stage, _, job, future = self._done.get_nowait()
+                stage, index, job, future = self._done.get_nowait()
             except queue.Empty:
                 return
             if not future.state.is_completed():
@@ -162,7 +163,7 @@ class _Chains:
             if stage == "plan":
                 self.plans.append(result)
             elif stage == "loop":
-                self.chunks.append(result)
+                self._chunk_done(job, index, result, resume=False)
             elif stage == "filter":
                 self.files.extend(result)
                 self._file_done(job.path)
@@ -172,17 +173,24 @@ class _Chains:
         for index in range(len(job.chunks)):
             self._watch("loop", index, job, self._loop(job, index, plan))
 
-    def _chunk_done(self, job: FileJob, index: int, result: ChunkResult) -> None:
+    def _chunk_done(
+        self, job: FileJob, index: int, result: ChunkResult, *, resume: bool = True
+    ) -> None:
+        """A chunk's loop is done: with its file's last, the file's relocation (unless
+        `resume` is off: a cancel), or the file done when no chunk proposed anything."""
         self.chunks.append(result)
         mine = self._waiting[job.path]
         mine[index] = result
         if len(mine) < len(job.chunks):
             return
         ordered = [mine[i] for i in sorted(mine)]  # in chunk order: candidate IDs follow it
-        if any(chunk.candidates for chunk in ordered):
-            self._watch("relocate", 0, job, self._relocate(ordered))
-        else:
+        if not any(chunk.candidates for chunk in ordered):
+            # finished with nothing to relocate or filter: reviewed, with no findings
+            complete = all(chunk.complete for chunk in ordered)
+            self.files.append(FileFindings(path=job.path, complete=complete))
             self._file_done(job.path)
+        elif resume:
+            self._watch("relocate", 0, job, self._relocate(ordered))
 
     def _watch(self, stage: str, index: int, job: FileJob, future: PrefectFuture[Any]) -> None:
         self._pending += 1

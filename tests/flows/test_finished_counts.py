@@ -1,7 +1,7 @@
 """Files counted as reviewed only once finished: a review the budget stopped before any
 request says 0 of 1 files reviewed, lists the file incomplete with reason `budget`, and names
 the cost budget in the price's currency (`$0.001`); one cancelled with a request in flight
-counts only the file that finished (the other: `cancelled`)."""
+counts only the file that finished, with or without findings (the other: `cancelled`)."""
 
 from __future__ import annotations
 
@@ -76,8 +76,8 @@ def test_a_budget_that_refuses_the_first_request_reports_no_file_reviewed(
     assert "incomplete: budget of 0.0000" not in captured.err
 
 
-def _filters_completed() -> int:
-    """The review_filter task runs the Prefect API holds as completed (of every test so far)."""
+def _filters_completed(stage: str = "review_filter") -> int:
+    """The `stage` task runs the Prefect API holds as completed (of every test so far)."""
     import asyncio
 
     from prefect.client.orchestration import get_client
@@ -90,7 +90,7 @@ def _filters_completed() -> int:
     from prefect.client.schemas.objects import StateType
 
     completed = TaskRunFilterState(type=TaskRunFilterStateType(any_=[StateType.COMPLETED]))
-    runs = TaskRunFilter(name=TaskRunFilterName(like_="review_filter"), state=completed)
+    runs = TaskRunFilter(name=TaskRunFilterName(like_=stage), state=completed)
 
     async def count() -> int:
         async with get_client() as client:
@@ -100,14 +100,17 @@ def _filters_completed() -> int:
 
 
 @pytest.mark.usefixtures("prefect_harness")
+@pytest.mark.parametrize("findings", [1, 0], ids=["with-a-finding", "no-finding"])
 def test_a_cancel_with_a_request_in_flight_counts_only_the_finished_file(
-    repo: GitRepo, wire: WireServer, rf_home: Path, tmp_path: Path
+    repo: GitRepo, wire: WireServer, rf_home: Path, tmp_path: Path, findings: int
 ) -> None:
     """Ctrl-C while the slow file's request hangs: 1 of 2 files reviewed, the slow one
-    incomplete with reason `cancelled`."""
+    incomplete with reason `cancelled`; so too when the finished file had no finding (its
+    tool loop said `task_done`: no relocation or filter follows it)."""
     _changed_repo(repo.root)
     finding = {**SPLIT, "file": FAST, "existing_code": "return open('x').read()"}
-    wire.respond("openai", HangOnSlow({FAST: [finding], SLOW: []}))
+    wire.respond("openai", HangOnSlow({FAST: [finding] * findings, SLOW: []}))
+    last = "review_filter" if findings else "tool_loop"  # the fast file's last stage
     env = {
         **os.environ,
         "REVIEWFLOW_MODEL_NAME": "test-model",
@@ -116,7 +119,7 @@ def test_a_cancel_with_a_request_in_flight_counts_only_the_finished_file(
     }
     out = tmp_path / "out"
     args = ["review", "--repo", str(repo.root), "--commit", "HEAD", "--report-dir", str(out)]
-    before = _filters_completed()
+    before = _filters_completed(last)
     child = subprocess.Popen(
         [sys.executable, "-m", "flows.cli", *args, "--console", "off"],
         cwd=ROOT,
@@ -130,8 +133,8 @@ def test_a_cancel_with_a_request_in_flight_counts_only_the_finished_file(
         # not only written to the cache) and the slow file's request hangs
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not (
-            _fast_done_and_slow_asked(rf_home / "cache" / "results", wire, stage="review_filter")
-            and _filters_completed() > before
+            _fast_done_and_slow_asked(rf_home / "cache" / "results", wire, stage=last)
+            and _filters_completed(last) > before
         ):
             assert child.poll() is None, "the review ended before it could be cancelled"
             time.sleep(0.1)
@@ -146,3 +149,4 @@ def test_a_cancel_with_a_request_in_flight_counts_only_the_finished_file(
     assert report["incomplete_files"] == [{"path": SLOW, "reason": "cancelled"}]
     markdown = (out / "review-report.md").read_text()
     assert "2 changed, 1 reviewed (1 incomplete: cancelled)" in markdown
+    assert len(report["findings"]) == findings
