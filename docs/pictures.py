@@ -54,6 +54,9 @@ FINDING = {
 }
 
 
+SHOWN_REPO = "/home/developer/src/app"
+
+
 def change(root: Path) -> None:
     from tests.gitutil import GitRepo
 
@@ -102,7 +105,7 @@ def record(work: Path) -> str:
         }
         args = ["review", "--commit", "HEAD", "--no-progress", "--no-warm"]
         done = subprocess.run(
-            [sys.executable, "-m", "flows.cli", *args, "--report-dir", str(work / "out")],
+            [sys.executable, "-m", "flows.cli", *args],
             cwd=work / "app",
             env=env,
             capture_output=True,
@@ -111,7 +114,17 @@ def record(work: Path) -> str:
         )
     if done.returncode != 1:
         raise SystemExit(f"the review ended {done.returncode}, not 1:\n{done.stderr}")
-    out = done.stdout.replace(str(work / "out"), "~/.reviewflow/reports/app/20261203T101512Z")
+    return shown_paths(done.stdout, work)
+
+
+def shown_paths(out: str, work: Path) -> str:
+    """The console output as a developer's would read: the reports in the default home
+    (`~/.reviewflow/reports/<flattened repository path>/<review ID>/`), the repository in
+    `~/src/app` (/home/developer/src/app)."""
+    from reviewflow.report.location import flatten_repo_path
+
+    out = out.replace(str(work / "home"), "~/.reviewflow")
+    out = out.replace(flatten_repo_path(work / "app"), flatten_repo_path(SHOWN_REPO))
     return out.replace(str(work / "app"), "~/src/app")
 
 
@@ -303,6 +316,17 @@ def prefect_ui(work: Path, assets: Path) -> None:
         _reviewflow(work, "server", "stop", "--force")
 
 
+def console_pictures(ansi: str, assets: Path) -> None:
+    """console-review.svg and console-review.txt (README.md quotes the text) from the output."""
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(record=True, width=92, file=open(os.devnull, "w"))  # noqa: SIM115
+    console.print(Text.from_ansi(ansi))
+    (assets / "console-review.svg").write_text(console.export_svg(title="reviewflow review"))
+    (assets / "console-review.txt").write_text(Text.from_ansi(ansi).plain)
+
+
 def main() -> None:
     from rich.console import Console
     from rich.text import Text
@@ -317,10 +341,7 @@ def main() -> None:
         page.write_text(pull_request(Path(tmp)))
         shot = assets / "pull-request.png"
         _browser(Path(tmp), f"--screenshot={shot}", "--window-size=910,990", page.as_uri())
-    console = Console(record=True, width=92, file=open(os.devnull, "w"))  # noqa: SIM115
-    console.print(Text.from_ansi(ansi))
-    (assets / "console-review.svg").write_text(console.export_svg(title="reviewflow review"))
-    (assets / "console-review.txt").write_text(Text.from_ansi(ansi).plain)
+    console_pictures(ansi, assets)
     console = Console(record=True, width=110, file=open(os.devnull, "w"))  # noqa: SIM115
     console.print(Text.from_ansi(line))
     (assets / "progress.svg").write_text(console.export_svg(title="reviewflow review (stderr)"))
