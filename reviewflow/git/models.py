@@ -151,3 +151,5 @@ class Change:
     snapshot_ref: str | None = None
     diff_sha256: str = ""
     warnings: tuple[str, ...] = field(default=())
+    encoding_notes: tuple[tuple[str, str], ...] = field(default=())
+    """(path, note) for each file whose text was not UTF-8 and declared no usable encoding."""

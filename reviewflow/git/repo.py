@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reviewflow.errors import ConfigError, DiffParseError, GitError
+from reviewflow.git.encoding import decode_files, read_attributes, read_head
 from reviewflow.git.headers import merge_same_path
 from reviewflow.git.models import Change, ChangeSpec, DiffMode, FileDiff
 from reviewflow.git.parse import parse_unified_diff
@@ -152,6 +153,17 @@ def _stdin(
     return _Result(parse_unified_diff(data), None, head, None)
 
 
+def _decoded(root: Path, result: _Result) -> tuple[list[FileDiff], list[tuple[str, str]]]:
+    """The change's files with their text decoded (`reviewflow.git.encoding`): the attributes
+    and first lines of the commit the change ends on, else of the working tree."""
+    tree = result.snapshot_ref
+    return decode_files(
+        result.files,
+        lambda paths: read_attributes(root, paths, tree),
+        read_head(root, result.base_sha, tree),
+    )
+
+
 def collect_change(
     repo_root: Path, spec: ChangeSpec, stdin: typing.BinaryIO | None = None
 ) -> Change:
@@ -168,10 +180,12 @@ def collect_change(
         result = _stdin(repo_root, spec, digest, stdin)
     else:  # pragma: no cover - the enum is closed
         raise ConfigError(f"unknown diff mode {spec.mode!r}")
+    files, notes = _decoded(repo_root, result)
     return Change(
         spec=spec,
         repo_root=repo_root,
-        files=tuple(result.files),
+        files=tuple(files),
+        encoding_notes=tuple(notes),
         base_sha=result.base_sha,
         head_sha=result.head_sha,
         snapshot_ref=result.snapshot_ref,

@@ -118,17 +118,22 @@ def _first_line(stderr: bytes, fallback: str) -> str:
 
 
 def run_git(
-    root: Path, args: Sequence[str], ok: tuple[int, ...] = (0,), options: Sequence[str] = ()
+    root: Path,
+    args: Sequence[str],
+    ok: tuple[int, ...] = (0,),
+    options: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
 ) -> bytes:
     """Run git in `root` and return its stdout; GitError (one line) on another exit code.
 
-    `options` are top-level git options (such as `--literal-pathspecs`) put before `args`.
+    `options` are top-level git options (such as `--literal-pathspecs`) put before `args`;
+    `env` is added to the scrubbed environment.
     """
     try:
         result = subprocess.run(
             git_command(args, options),
             cwd=root,
-            env=git_env(),
+            env={**git_env(), **(env or {})},
             capture_output=True,
             stdin=subprocess.DEVNULL,
         )

@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from reviewflow.errors import ToolError
+from reviewflow.git.encoding import decode_text
 from reviewflow.providers.messages import ToolDefinition
 from reviewflow.review import reader
 from reviewflow.review.reader import Snapshot
@@ -94,11 +95,12 @@ def cap_output(text: str, limit: int = MAX_OUTPUT_BYTES) -> str:
 
 
 def read_lines(snapshot: Snapshot, path: str) -> list[str]:
-    """The lines of the confined `path` (decoded leniently); ToolError for binary files."""
+    """The lines of the confined `path` (as the diff reads them: UTF-8, else the encoding its
+    coding line declares, else with U+FFFD for invalid bytes); ToolError for binary files."""
     data = reader.read_bytes(snapshot, path)
     if b"\0" in data[:8192]:
         raise ToolError(f"'{path}' is a binary file")
-    return data.decode("utf-8", "replace").splitlines()
+    return decode_text(data)[0].splitlines()
 
 
 def render_read(path: str, lines: list[str], start: int, end: int) -> str:

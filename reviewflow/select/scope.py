@@ -34,8 +34,11 @@ class Scope:
 
     @property
     def warnings(self) -> list[ReviewWarning]:
-        return [ReviewWarning("git", text) for text in self.change.warnings] + list(
-            self.rules.warnings
+        notes = [ReviewWarning("encoding", text, path) for path, text in self.change.encoding_notes]
+        return (
+            [ReviewWarning("git", text) for text in self.change.warnings]
+            + notes
+            + list(self.rules.warnings)
         )
 
 
