@@ -10,14 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from reviewflow.config import (
-    config_as_dict,
     config_path,
     get_value,
     home_dir,
+    inspect_config,
     load_config,
     set_value,
 )
 from reviewflow.config.schema import Config
+from reviewflow.config.show import render_config
 
 
 def cmd_rules_check(args: argparse.Namespace, env: Mapping[str, str]) -> int:
@@ -42,18 +43,26 @@ def cmd_config(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         return 0
     if action == "set":
         path = set_value(home, args.key, args.value)
-        sys.stdout.write(f"set {args.key} in {path}\n")
+        done = "unset" if not args.value.strip() else "set"
+        sys.stdout.write(f"{done} {args.key} in {path}\n")
+        _problem_notes(inspect_config(home, env).problems)
+        return 0
+    if action == "show":
+        inspection = inspect_config(home, env)
+        sys.stdout.write(render_config(inspection))
+        _problem_notes(inspection.problems)
         return 0
     config = load_config(home, env)
-    if action == "show":
-        import yaml
-
-        sys.stdout.write(yaml.safe_dump(config_as_dict(config), sort_keys=False))
-        return 0
     if action == "get":
         sys.stdout.write(config_text(get_value(config, args.key)) + "\n")
         return 0
     return _config_test(config)
+
+
+def _problem_notes(problems: Mapping[str, str]) -> None:
+    """What a review would refuse in the settings, one line each (a conflict once)."""
+    for problem in dict.fromkeys(problems.values()):
+        sys.stderr.write(f"reviewflow: note: {problem}\n")
 
 
 def config_text(value: Any) -> str:

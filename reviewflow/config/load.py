@@ -1,9 +1,11 @@
-"""The effective config: defaults < config.yaml < REVIEWFLOW_MODEL_* < review flags."""
+"""The effective config: defaults < config.yaml < REVIEWFLOW_MODEL_* < review flags, each value
+known by where it was set; `inspect_config` records problems instead of raising them."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,13 @@ from reviewflow.config.messages import ENV_SOURCE, FLAGS_SOURCE, describe_valida
 from reviewflow.config.platforms import PLATFORM_ENV, PLATFORM_KEY_ENV, Platform
 from reviewflow.config.protocols import protocol_spec
 from reviewflow.config.schema import ENV_PREFIX, Config, ModelSettings
+from reviewflow.config.sources import (
+    Origins,
+    env_origins,
+    file_origins,
+    flag_origins,
+    validate_leniently,
+)
 from reviewflow.errors import ConfigError
 
 
@@ -98,12 +107,15 @@ def read_config_file(path: Path) -> dict[str, Any]:
     return data
 
 
-def build_config(data: Mapping[str, Any], source: str) -> Config:
-    """Validate a raw mapping, turning the first problem into a one-line error naming its key."""
+def build_config(
+    data: Mapping[str, Any], source: str, origins: Mapping[str, str] | None = None
+) -> Config:
+    """Validate a raw mapping, turning the first problem into a one-line error naming its key
+    (as set in `origins`: a file's key, a variable, a flag)."""
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(describe_validation_error(exc, source)) from None
+        raise ConfigError(describe_validation_error(exc, source, origins)) from None
 
 
 ENV_FIELDS = (
@@ -145,23 +157,68 @@ def load_config(
     env: Mapping[str, str],
     flags: Mapping[str, Any] | None = None,
 ) -> Config:
-    """The effective config: defaults < file < environment < flags (`{"review": {...}}` form)."""
+    """The effective config: defaults < file < environment < flags (`{"review": {...}}` form).
+    The first problem is a ConfigError naming where each value it mentions was set."""
+    return _load(home, env, flags or {}, None).config
+
+
+@dataclass
+class Inspection:
+    """The effective config with each setting that has a problem left at its default, the
+    problems by dotted key, and the values as they were set (file and environment)."""
+
+    config: Config
+    problems: dict[str, str]
+    values: dict[str, Any]
+
+
+def inspect_config(home: Path, env: Mapping[str, str]) -> Inspection:
+    """The config `config show` and `config set` work with: every problem recorded, none
+    raised (a file that is not YAML still is: there are no values to show)."""
+    return _load(home, env, {}, {})
+
+
+def _load(
+    home: Path, env: Mapping[str, str], flags: Mapping[str, Any], problems: dict[str, str] | None
+) -> Inspection:
     path = config_path(home)
     file_data = read_config_file(path)
-    file_model = build_config(file_data, str(path)).model
-    data = merge(file_data, {"model": env_overrides(env)})
-    build_config(data, ENV_SOURCE)
-    data = merge(data, flags or {})
-    config = build_config(data, FLAGS_SOURCE)
+    origins = file_origins(file_data, path)
+    file_model = _layer(file_data, str(path), origins, problems).model
+    overrides = env_overrides(env)
+    origins.update(env_origins(overrides))
+    data = merge(file_data, {"model": overrides})
+    _layer(data, ENV_SOURCE, origins, problems)
+    values = data
+    origins.update(flag_origins(flags))
+    data = merge(data, flags)
+    if problems is None:
+        config = build_config(data, FLAGS_SOURCE, origins)
+    else:
+        config = validate_leniently(data, FLAGS_SOURCE, origins, problems)
     model = config.model
     where = (model.protocol, model.platform)
-    if "api_key" not in env_overrides(env) and where != (file_model.protocol, file_model.platform):
+    if "api_key" not in overrides and where != (file_model.protocol, file_model.platform):
         model.api_key = None  # the file's key belongs to the file's protocol and platform
     if model.api_key is None:
         key = _first(env, key_variables(model))
         model.api_key = SecretStr(key) if key else None
     if model.platform is not Platform.DIRECT:
-        _platform_defaults(model, env)
+        _platform_defaults(model, env, problems)
+    return Inspection(config, {} if problems is None else problems, values)
+
+
+def _layer(
+    data: Mapping[str, Any], source: str, origins: Origins, problems: dict[str, str] | None
+) -> Config:
+    """The layers so far, each bad value named where it was set (raised, or recorded in
+    `problems`); two values that do not go together are judged only once every layer is in."""
+    found: dict[str, str] = {}
+    config = validate_leniently(data, source, origins, found, conflicts=False)
+    if problems is not None:
+        problems.update({key: text for key, text in found.items() if key not in problems})
+    elif found:
+        raise ConfigError(next(iter(found.values())))
     return config
 
 
@@ -172,9 +229,12 @@ def key_variables(model: ModelSettings) -> tuple[str, ...]:
     return PLATFORM_KEY_ENV[model.platform.value]
 
 
-def _platform_defaults(model: ModelSettings, env: Mapping[str, str]) -> None:
+def _platform_defaults(
+    model: ModelSettings, env: Mapping[str, str], problems: dict[str, str] | None
+) -> None:
     """Region, project, endpoint and api-version from the platform's own variables, where
-    the config leaves them unset (a bad value is named by its variable)."""
+    the config leaves them unset (a bad value is named by its variable: raised, or recorded
+    in `problems`)."""
     for field, by_platform in PLATFORM_ENV.items():
         names = by_platform.get(model.platform.value, ())
         value = _first(env, names)
@@ -184,9 +244,10 @@ def _platform_defaults(model: ModelSettings, env: Mapping[str, str]) -> None:
             except ValidationError:
                 name = next(n for n in names if env.get(n))
                 accepted = ModelSettings.model_fields[field].description
-                raise ConfigError(
-                    f"invalid value for {name}: {value!r} (accepted: {accepted})"
-                ) from None
+                problem = f"invalid value for {name}: {value!r} (accepted: {accepted})"
+                if problems is None:
+                    raise ConfigError(problem) from None
+                problems.setdefault(f"model.{field}", problem)
 
 
 def _first(env: Mapping[str, str], names: tuple[str, ...]) -> str | None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
 import enum
 import typing
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -23,23 +25,36 @@ _FLAG_NAMES = {
 }
 
 
-def describe_validation_error(exc: ValidationError, source: str) -> str:
-    """One line for the first problem. `source`: a file, ENV_SOURCE, FLAGS_SOURCE or "" (set)."""
-    err = exc.errors()[0]
+def describe_validation_error(
+    exc: ValidationError, source: str, origins: Mapping[str, str] | None = None
+) -> str:
+    """One line for the first problem. `source`: a file, ENV_SOURCE, FLAGS_SOURCE or "" (set);
+    `origins`: where each dotted key's value came from (`config.sources`), named instead."""
+    return describe_error(exc.errors()[0], source, origins or {})
+
+
+def describe_error(err: Any, source: str, origins: Mapping[str, str]) -> str:
+    """One line for one of pydantic's errors (see `describe_validation_error`)."""
     parts = [str(p) for p in err["loc"] if not isinstance(p, int)]  # a list item names its list
     key = ".".join(parts)
     where = f" in {source}" if source not in ("", ENV_SOURCE, FLAGS_SOURCE) else ""
     if err["type"] == "extra_forbidden":
-        return f"unknown config key '{key}'{where} (known: {', '.join(known_keys())})"
+        return unknown_key(key, where)
+    if err["type"] == "conflict":  # a value that does not go with another key's value
+        return _conflict(err, key, source, origins)
+    label = origins.get(key)
+    if label is not None:
+        where = ""
     if err["type"] == "missing" and len(parts) > 1:  # `model.price: {input: 2.5}`
         parent = ".".join(parts[:-1])
         info = _field(parts[:-1]) if len(parts) == 3 else None
         accepted = f"; {info.description}" if info is not None and info.description else ""
+        name = origins.get(parent) or _label(parent, source)
         return (
-            f"invalid value for {_label(parent, source)}{where}: a YAML mapping without "
-            f"'{parts[-1]}' (accepted: a mapping that sets {parts[-1]}{accepted})"
+            f"invalid value for {name}{'' if parent in origins else where}: a YAML mapping "
+            f"without '{parts[-1]}' (accepted: a mapping that sets {parts[-1]}{accepted})"
         )
-    subject = f"invalid value for {_label(key, source)}{where}"
+    subject = f"invalid value for {label or _label(key, source)}{where}"
     section = _section(parts[0]) if len(parts) == 1 else None
     if section is not None:  # `model: gpt-4o` where a section belongs
         fields = _field_names(section)
@@ -53,11 +68,58 @@ def describe_validation_error(exc: ValidationError, source: str) -> str:
     return f"{subject}: {_show(err['input'])} ({_accepted(err, parts)})"
 
 
+def _conflict(err: Any, key: str, source: str, origins: Mapping[str, str]) -> str:
+    """Two settings that do not go together, each named where it was set."""
+    ctx = err["ctx"]
+    other = ctx["other"]
+    here = origins.get(key) or _where(key, source)
+    there = origins.get(other) or _where(other, source)
+    return (
+        f"conflicting settings: {here} is {_show(err['input'])} and {there} is "
+        f"{_show(ctx['value'])}: {ctx['reason']}; change or unset one of them"
+    )
+
+
+def _where(key: str, source: str) -> str:
+    label = _label(key, source)
+    return f"{label} in {source}" if source not in ("", ENV_SOURCE, FLAGS_SOURCE) else label
+
+
+def unknown_key(key: str, where: str = "") -> str:
+    """`unknown config key 'review.concurency' in PATH (did you mean 'review.concurrency'?)`;
+    with no close key, the section's keys (or the sections), never all of them."""
+    section, _, name = key.partition(".")
+    model = _section(section)
+    if model is not None:  # a known section: the closest of its keys, by name
+        names = difflib.get_close_matches(name, _field_names(model), n=1, cutoff=0.75)
+        close = [f"{section}.{names[0]}"] if names else []
+    else:
+        close = difflib.get_close_matches(key, known_keys(), n=1, cutoff=0.75)
+    if close:
+        return f"unknown config key '{key}'{where} (did you mean '{close[0]}'?)"
+    if model is not None:
+        return f"unknown config key '{key}'{where} (the {section} keys: {_keys_of(model)})"
+    sections = ", ".join(name for name in Config.model_fields if _section(name) is not None)
+    return (
+        f"unknown config key '{key}'{where} (keys are SECTION.NAME, the sections: {sections}; "
+        "`reviewflow config show` lists every key)"
+    )
+
+
+def _keys_of(model: type[BaseModel]) -> str:
+    return ", ".join(_field_names(model))
+
+
+def flag_label(key: str) -> str:
+    """The review flag that sets `key` (`--model` for model.name, `--concurrency`...)."""
+    return _FLAG_NAMES.get(key, "--" + key.partition(".")[2].replace("_", "-"))
+
+
 def _label(key: str, source: str) -> str:
     """The key as the user wrote it: a flag, an environment variable, or the dotted key."""
     section, _, name = key.partition(".")
     if source == FLAGS_SOURCE and name:
-        return _FLAG_NAMES.get(key, "--" + name.replace("_", "-"))
+        return flag_label(key)
     if source == ENV_SOURCE and section == "model" and name:
         return ENV_PREFIX + name.upper()
     return f"'{key}'"

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from pydantic_core import PydanticCustomError
+
 
 class Platform(StrEnum):
     """Where the model is called: its vendor's own API, or a cloud platform's."""
@@ -68,12 +70,18 @@ def with_implied_protocol(data: object) -> object:
 
 
 def check_platform_protocol(platform: Platform, protocol: str | None) -> Platform:
-    """`platform`, if it speaks `protocol`; ValueError naming what it speaks if not."""
+    """`platform`, if it speaks `protocol`; else a `conflict` error naming what it speaks and
+    the other key (`reviewflow.config.messages` names where each value came from)."""
     spoken = PLATFORM_PROTOCOLS[platform]
     if platform is not Platform.DIRECT and protocol is not None and protocol not in spoken:
-        raise ValueError(
-            f"the {platform.value} platform speaks the {' or '.join(spoken)} protocol, not "
-            f"{protocol} (set model.protocol to {spoken[0]}, or leave it unset)"
+        reason = (
+            f"the {platform.value} platform speaks the {' or '.join(spoken)} protocol, "
+            f"not {protocol}"
+        )
+        raise PydanticCustomError(
+            "conflict",
+            "{reason} (set model.protocol to {spoken}, or leave it unset)",
+            {"reason": reason, "spoken": spoken[0], "other": "model.protocol", "value": protocol},
         )
     return platform
 

@@ -1,4 +1,5 @@
-"""`config get` and `config set`: dotted keys, values as typed, atomic storage."""
+"""`config get` and `config set`: dotted keys, values as typed, atomic storage; a stored
+problem elsewhere never stops the fix of another key."""
 
 from __future__ import annotations
 
@@ -8,15 +9,15 @@ from typing import Any
 import yaml
 
 from reviewflow.config.load import (
-    build_config,
     config_as_dict,
     config_path,
     load_yaml,
     merge,
     read_config_file,
 )
-from reviewflow.config.messages import known_keys
+from reviewflow.config.messages import known_keys, unknown_key
 from reviewflow.config.schema import Config
+from reviewflow.config.sources import file_origins, validate_leniently
 from reviewflow.errors import ConfigError
 from reviewflow.fsutil import private_dirs, write_output
 
@@ -24,7 +25,7 @@ from reviewflow.fsutil import private_dirs, write_output
 def get_value(config: Config, key: str) -> Any:
     """One effective value by dotted key; the API key is returned in clear."""
     if key not in known_keys():
-        raise ConfigError(f"unknown config key '{key}' (known: {', '.join(known_keys())})")
+        raise ConfigError(unknown_key(key))
     section, name = key.split(".", 1)
     return config_as_dict(config, redact=False)[section][name]
 
@@ -74,18 +75,44 @@ def _check_path(key: str, value: Any) -> None:
 
 
 def set_value(home: Path, key: str, raw: str) -> Path:
-    """Validate `raw` for `key`, store it in the config file (atomically, mode 0600)."""
-    if key not in known_keys():
-        raise ConfigError(f"unknown config key '{key}' (known: {', '.join(known_keys())})")
+    """Validate `raw` for `key`, store it in the config file (atomically, mode 0600). Problems
+    of other stored settings do not stop it (so they can be fixed one by one); a value that
+    does not go with a stored one does. An empty value unsets a key, an unknown stored one too."""
     path = config_path(home)
     data = read_config_file(path)
-    section, name = key.split(".", 1)
+    section, _, name = key.partition(".")
+    if key not in known_keys():
+        if raw.strip() or not _stored(data, section, name):
+            raise ConfigError(unknown_key(key))
+        return _write(home, path, _without(data, section, name))
     value = _parse_cli_value(key, raw)
     updated = merge(data, {section: {name: value}})
-    config = build_config(updated, "")
+    problems: dict[str, str] = {}
+    origins = file_origins(data, path)
+    origins.pop(key, None)  # the value being set is the one typed
+    config = validate_leniently(updated, "", origins, problems)
+    if key in problems and value is None and _stored(data, section, name):
+        updated, problems = _without(data, section, name), {}  # unset: back to the default
+        config = validate_leniently(updated, "", origins, problems)
+    if key in problems:
+        raise ConfigError(problems[key])
     if value is not None and key not in _TEXT_KEYS:  # as validated: `yes` is stored as true
         updated = merge(data, {section: {name: config_as_dict(config)[section][name]}})
     _check_path(key, value)
+    return _write(home, path, updated)
+
+
+def _stored(data: dict[str, Any], section: str, name: str) -> bool:
+    values = data.get(section)
+    return isinstance(values, dict) and name in values
+
+
+def _without(data: dict[str, Any], section: str, name: str) -> dict[str, Any]:
+    values = {k: v for k, v in data[section].items() if k != name}
+    return {k: v for k, v in {**data, section: values}.items() if v != {} or k != section}
+
+
+def _write(home: Path, path: Path, data: dict[str, Any]) -> Path:
     private_dirs(home)
-    write_output(path, yaml.safe_dump(updated, sort_keys=False, allow_unicode=True))
+    write_output(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     return path

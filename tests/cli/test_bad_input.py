@@ -294,10 +294,11 @@ def test_config_file_refusals_in_user_terms(
 ) -> None:
     path = rf_home / "config.yaml"
     path.write_text(text)
-    for argv in (["config", "show"], ["review", "--preview", "--repo", str(committed.root)]):
-        assert main(argv) == 2
+    review = ["review", "--preview", "--repo", str(committed.root)]
+    for argv, code, kind in ((["config", "show"], 0, "note"), (review, 2, "error")):
+        assert main(argv) == code  # `config show` shows the rest, and the problem
         err = capsys.readouterr().err
-        assert err.startswith(f"reviewflow: error: invalid value for {message.format(path=path)}")
+        assert err.startswith(f"reviewflow: {kind}: invalid value for {message.format(path=path)}")
         assert err.count("\n") == 1 and "ModelSettings" not in err
 
 

@@ -80,7 +80,7 @@ def test_another_vendors_key_never_goes_to_a_platform(rf_home: Path) -> None:
         (
             "model:\n  platform: azure\n  protocol: gemini\n",
             {},
-            "invalid value for 'model.platform' in",
+            "conflicting settings: 'model.platform' in",
         ),
         ("model:\n  platform: aws\n", {}, "bedrock (protocol anthropic)"),
         ("model:\n  region: US East 1\n", {}, "an AWS region such as us-east-1"),
