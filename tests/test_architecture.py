@@ -33,7 +33,7 @@ DOMAIN = (
     ("reviewflow.cost",),
     ("reviewflow.findings",),
     ("reviewflow.review",),
-    ("reviewflow.sast",),
+    ("reviewflow.sast", "reviewflow.context"),
     ("reviewflow.select", "reviewflow.providers"),
     ("reviewflow.request",),
     ("reviewflow.pullrequest", "reviewflow.rules", "reviewflow.config"),
