@@ -6,7 +6,8 @@ and a handler's reading and writing (`QuietHandler`), which the fake GitHub uses
 the fakes of GitLab, Bitbucket Cloud, Bitbucket Data Center, Gitea and Azure DevOps
 (`PlatformFake`), the rest of the wire: a request parsed into a `RecordedRequest` (body JSON,
 else text; query, last value wins; lower-cased header names), the record of every request
-(`requests`, `count`, `counts`), scripted failures (`fail`: the next `times` requests of a
+(`requests`, `count`, `counts`) and of every answer (`exchanges`, which `spec_check.py` holds
+against the platform's API description), scripted failures (`fail`: the next `times` requests of a
 kind, a `{token}` in their body replaced by the request's token) and the answer written with
 the fake's own content types (`json_type`, `text_type`, `empty_type`), as the platform's client
 library expects them.
@@ -33,6 +34,7 @@ from tests.wire_server import QuietHTTPServer
 
 __all__ = [
     "Answer",
+    "Exchange",
     "LoopbackServer",
     "PlatformFake",
     "QuietHandler",
@@ -52,6 +54,17 @@ class RecordedRequest:
     body: Any
     kind: str
     args: tuple[str, ...] = ()  # what the route names: repository, pull request, comment…
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """A request and the answer it got; `scripted` when a scripted failure gave it."""
+
+    request: RecordedRequest
+    status: int
+    body: Any
+    headers: dict[str, str]
+    scripted: bool
 
 
 @dataclass
@@ -105,6 +118,7 @@ class PlatformFake(LoopbackServer):
         """Listen (serve from `__enter__`) at `url`: `origin` and `prefix`, the instance's path."""
         self.prefix = prefix.rstrip("/")
         self._records: list[RecordedRequest] = []
+        self._exchanges: list[Exchange] = []
         self._failures: list[_Failure] = []
         self._listen(_Handler, self)
         self.url = self.origin + self.prefix  # the instance's URL
@@ -153,6 +167,11 @@ class PlatformFake(LoopbackServer):
         with self.lock:
             return list(self._records)
 
+    @property
+    def exchanges(self) -> list[Exchange]:
+        with self.lock:
+            return list(self._exchanges)
+
     def count(self, kind: str | None = None) -> int:
         """Requests of `kind` so far (all when None)."""
         with self.lock:
@@ -170,8 +189,14 @@ class PlatformFake(LoopbackServer):
             scripted = self._scripted(request.kind)
             if scripted is not None:
                 body = json.loads(json.dumps(scripted.body).replace("{token}", token))
-                return scripted.status, body, scripted.headers
-            return self.respond(request, token)
+                answer: Answer = (scripted.status, body, scripted.headers)
+            else:
+                answer = self.respond(request, token)
+            status, payload, headers = answer
+            self._exchanges.append(
+                Exchange(request, status, payload, dict(headers), scripted is not None)
+            )
+            return answer
 
     def _scripted(self, kind: str) -> _Failure | None:
         for failure in self._failures:
