@@ -20,7 +20,7 @@ from prefect.client.schemas.objects import State, TaskRun
 from prefect.context import TaskRunContext
 
 from reviewflow.errors import TransientProviderError
-from reviewflow.providers.failures import ProviderFailure, not_sent
+from reviewflow.providers.failures import ProviderFailure, never_reached
 from reviewflow.providers.messages import ModelRequest, ModelResponse
 from reviewflow.providers.pool import ProviderHandle, pool_for
 from reviewflow.review.records import Send
@@ -51,7 +51,7 @@ def llm_request(handle: ProviderHandle, request: ModelRequest) -> ModelResponse:
     try:
         response = request_model(handle, request)
     except ProviderFailure as exc:
-        exc.attempts = attempt - 1 if not_sent(exc) else attempt  # the budget refused this one
+        exc.attempts = attempt - 1 if never_reached(exc) else attempt  # this one never left
         raise
     return response.model_copy(update={"attempts": attempt})
 

@@ -11,7 +11,7 @@ from reviewflow.config import ModelSettings
 from reviewflow.errors import ProviderError
 from reviewflow.providers import failures
 from reviewflow.providers.deadline import Abandoned, ClientPool, ClientT, DeadlineExceeded
-from reviewflow.providers.messages import ModelRequest, ModelResponse
+from reviewflow.providers.messages import ModelRequest, ModelResponse, readable
 
 _PRINTABLE_ASCII = re.compile(r"[!-~]+")
 
@@ -53,7 +53,8 @@ class Provider(ABC, Generic[ClientT]):
             # Some SDKs would send it as UTF-8, others fail with it in the error's args.
             raise failures.unusable_key_error(name, self._model)
         try:
-            return self._clients.run(lambda client: self._send(client, request), self._timeout)
+            sent = readable(request)  # a name's bytes that are not UTF-8, as `\\xNN`
+            return self._clients.run(lambda client: self._send(client, sent), self._timeout)
         except DeadlineExceeded:
             raise failures.timeout_error(name, self._model, self._timeout) from None
         except Abandoned:

@@ -95,6 +95,12 @@ def not_sent(error: BaseException) -> bool:
     return isinstance(error, BudgetExceeded)
 
 
+def never_reached(error: BaseException) -> bool:
+    """Whether a failed request never reached the endpoint, so no attempt counts: the budget
+    refused it, it could not be built, or there was no credential to send it with."""
+    return isinstance(error, BudgetExceeded | UnsendableRequestError | MissingCredentialsError)
+
+
 class RequestAbandonedError(ProviderFailure, PermanentProviderError):
     """The review was cancelled (its provider closed) while the request was in flight."""
 
@@ -198,29 +204,63 @@ def abandoned_error(protocol: str, model: str) -> RequestAbandonedError:
 def connection_error(
     protocol: str, model: str, endpoint: str, cause: BaseException | None, secret: str | None
 ) -> ProviderFailure:
-    """The error for a connection that failed or was dropped (or could not be attempted)."""
+    """The error for a connection that failed or was dropped (or could not be attempted), in a
+    user's words: "could not reach the model at URL: connection refused" (never the HTTP
+    library's class name and errno)."""
     if cause is not None and isinstance(cause, _UNSENDABLE_CAUSES):
         return unsendable_error(protocol, model, endpoint, cause, secret)
-    detail = f"{type(cause).__name__}: {cause}" if cause is not None else ""
-    text = one_line(redact(detail, [secret]))
-    suffix = f" ({text})" if text else ""
+    where = redact(endpoint, [secret])
     return EndpointUnreachableError(
-        f"{_where(protocol, model)}: connection to {endpoint} failed{suffix}"
+        f"{_where(protocol, model)}: could not reach the model at {where}: {no_answer(cause)}"
     )
+
+
+_REASONS = (
+    ("refused", "connection refused"),
+    ("name or service not known", "the host name was not found"),
+    ("nodename nor servname", "the host name was not found"),
+    ("temporary failure in name resolution", "the host name was not found"),
+    ("no route to host", "no route to the host"),
+    ("network is unreachable", "the network is unreachable"),
+    ("reset by peer", "the connection was reset"),
+    ("timed out", "no answer in time"),
+    ("disconnected", "the server closed the connection without an answer"),
+    ("closed", "the server closed the connection without an answer"),
+)
+
+
+def no_answer(cause: BaseException | None) -> str:
+    """Why a connection gave no answer, from an HTTP library's error and the errors it wraps."""
+    chain: list[BaseException] = []
+    while cause is not None and cause not in chain and len(chain) < 8:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    if any(isinstance(error, ConnectionRefusedError) for error in chain):
+        return "connection refused"
+    text = " ".join(str(error) for error in chain).lower()
+    return next((said for cue, said in _REASONS if cue in text), "the connection failed or dropped")
 
 
 def unsendable_error(
     protocol: str, model: str, endpoint: str, cause: BaseException, secret: str | None
 ) -> UnsendableRequestError:
     """The error for a request that could not be built (bad URL, non-ASCII key or header)."""
+    where = f"{_where(protocol, model)}: cannot send a request to {redact(endpoint, [secret])}"
+    if isinstance(cause, UnicodeEncodeError) and _in_body(cause):
+        return UnsendableRequestError(
+            f"{where} (its text is not valid UTF-8): the request was not sent"
+        )
     if isinstance(cause, UnicodeEncodeError):  # its args hold the text it could not encode
         detail = "a header such as the API key is not ASCII"
     else:
         detail = one_line(redact(f"{type(cause).__name__}: {cause}", [secret]))
-    return UnsendableRequestError(
-        f"{_where(protocol, model)}: cannot send a request to {redact(endpoint, [secret])} "
-        f"({detail}): check model.endpoint and the API key"
-    )
+    return UnsendableRequestError(f"{where} ({detail}): check model.endpoint and the API key")
+
+
+def _in_body(error: UnicodeEncodeError) -> bool:
+    """Whether the text that failed is the request's JSON body (UTF-8), not a header (ASCII or
+    Latin-1): lone surrogates, bytes that were never UTF-8, reaching the body."""
+    return error.encoding.replace("-", "").lower() == "utf8"
 
 
 def unusable_key_error(protocol: str, model: str) -> UnsendableRequestError:

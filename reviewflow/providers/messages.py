@@ -104,6 +104,35 @@ class ModelRequest(_Frozen):
         return self
 
 
+def readable(request: ModelRequest) -> ModelRequest:
+    """`request` as a JSON body can carry it: text holding bytes that were not UTF-8 (a file
+    name's, kept as surrogates so Git can be given it back) shows them as `\\xNN`, the form the
+    reports use and the tools read back."""
+    data = request.model_dump()
+    clean = _readable(data)
+    return request if clean == data else ModelRequest.model_validate(clean)
+
+
+def _readable(value: Any) -> Any:
+    if isinstance(value, str):
+        if value.isascii():
+            return value
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            try:
+                raw = value.encode("utf-8", "surrogateescape")
+            except UnicodeEncodeError:  # a surrogate no byte was kept as
+                return value.encode("utf-8", "backslashreplace").decode("utf-8")
+            return raw.decode("utf-8", "backslashreplace")
+        return value
+    if isinstance(value, dict):
+        return {_readable(key): _readable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_readable(item) for item in value)
+    return value
+
+
 class Usage(_Frozen):
     """Token counts reported by the provider; prompt includes cached tokens."""
 

@@ -77,7 +77,8 @@ def send_recorded(
 
 def failure_status(error: ProviderError) -> dict[str, Any]:
     """A failed request's `attempts` and `status`: "not_sent" (no attempt) when the review's
-    budget refused it, else "error" with the attempts it took."""
+    budget refused it, else "error" with the attempts that reached the endpoint (0 for a
+    request that could not be built)."""
     # Imported here, not with the module: the prompts import this module (`bounded`), and the
     # cost estimate of `--preview` renders them without paying for the HTTP clients' import.
     from reviewflow.providers.failures import attempts_of, not_sent
@@ -85,7 +86,7 @@ def failure_status(error: ProviderError) -> dict[str, Any]:
     attempts = attempts_of(error)
     if not_sent(error):
         return {"attempts": attempts or 0, "status": "not_sent"}
-    return {"attempts": attempts or 1, "status": "error"}
+    return {"attempts": 1 if attempts is None else attempts, "status": "error"}
 
 
 def _elapsed(clock: float) -> int:

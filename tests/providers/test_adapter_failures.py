@@ -14,9 +14,14 @@ from reviewflow.config import ModelSettings
 from reviewflow.errors import PermanentProviderError, ProviderError
 from reviewflow.providers import ModelRequest, UserMessage, create_provider
 from reviewflow.providers.failures import (
+    BudgetExceeded,
+    EndpointUnreachableError,
     MalformedAnswerError,
+    MissingCredentialsError,
+    ProviderAuthError,
     ProviderTimeoutError,
     UnsendableRequestError,
+    never_reached,
     unsendable_error,
 )
 from tests.wire_server import TEST_KEY, Empty, Raw, Text, Trickle, WireServer
@@ -116,6 +121,64 @@ def test_an_encoding_error_never_shows_the_text_it_could_not_encode() -> None:
     problem = UnicodeEncodeError("ascii", f"Bearer {NON_ASCII_KEY}", 16, 17, "ordinal not in range")
     error = unsendable_error("openai", "m", "http://127.0.0.1/v1", problem, NON_ASCII_KEY)
     assert "not ASCII" in str(error) and NON_ASCII_KEY[9:] not in repr(error)
+
+
+def test_text_that_is_not_utf8_is_never_blamed_on_the_key() -> None:
+    """Issue 37 item 1: a request body that cannot be UTF-8 is not a header problem."""
+    problem = UnicodeEncodeError("utf-8", "name = 'M\udcfcller'", 10, 11, "surrogates not allowed")
+    error = unsendable_error("openai", "m", "http://127.0.0.1/v1", problem, TEST_KEY)
+    assert str(error) == (
+        "openai model 'm': cannot send a request to http://127.0.0.1/v1 "
+        "(its text is not valid UTF-8): the request was not sent"
+    )
+    assert "API key" not in str(error)
+
+
+def test_a_request_holding_bytes_that_are_not_utf8_is_sent_readably(
+    wire: WireServer, protocol: str
+) -> None:
+    """A file name's bytes kept as surrogates reach the model as `\\xNN`, never a failure."""
+    wire.script(protocol, [Text("ok")])
+    name = b"caf\xe9.py".decode("utf-8", "surrogateescape")
+    request = ModelRequest(system=f"Review {name}", messages=(UserMessage(content=name),))
+    response = create_provider(wire.settings(protocol)).complete(request)
+    assert response.text == "ok"
+    [sent] = wire.requests(protocol)
+    assert "caf\\xe9.py" in _strings(sent.body)
+
+
+def _strings(value: object) -> list[str]:
+    """Every string of a JSON document, at any depth."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return []
+
+
+def test_a_refused_connection_is_said_in_plain_words(protocol: str) -> None:
+    """Issue 37 item 20: not `ConnectError: [Errno 111] Connection refused`."""
+    with socket.socket() as probe:  # a port nothing listens on: bound, never listening
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+        endpoint = f"http://127.0.0.1:{port}/v1"
+        provider = create_provider(_unchecked_settings(protocol, endpoint))
+        with pytest.raises(EndpointUnreachableError) as caught:
+            provider.complete(REQUEST)
+    message = str(caught.value)
+    assert message.startswith(f"{protocol} model 'test-model': could not reach the model at ")
+    assert message.endswith(": connection refused")
+    assert "Errno" not in message and "ConnectError" not in message
+    _assert_clean(caught.value, TEST_KEY)
+
+
+def test_only_requests_that_left_count_as_attempts() -> None:
+    assert never_reached(BudgetExceeded("x")) and never_reached(UnsendableRequestError("x"))
+    assert never_reached(MissingCredentialsError("x"))
+    assert not never_reached(ProviderAuthError("x"))
+    assert not never_reached(EndpointUnreachableError("x"))
 
 
 def test_a_trickling_answer_times_out_at_the_deadline(wire: WireServer, protocol: str) -> None:

@@ -325,7 +325,7 @@ def test_timeout_is_transient(wire: WireServer, protocol: str) -> None:
 def test_unreachable_endpoint(protocol: str) -> None:
     with WireServer() as gone:
         settings = gone.settings(protocol)
-    with pytest.raises(EndpointUnreachableError, match="connection to"):
+    with pytest.raises(EndpointUnreachableError, match="could not reach the model at"):
         create_provider(settings).complete(_request((UserMessage(content=USER),)))
 
 
