@@ -136,6 +136,7 @@ def ci_review(
         no_cache=no_cache,
         home=str(home),
         ci_variables=ci_variables(env) or (DEPLOYMENT_CI,),
+        deployed=True,
     )
     token = publish_token(config)
     with publishing(config, env, request, token=token, run_url=flow_run.ui_url) as request:

@@ -32,6 +32,9 @@ class ReviewRequest(BaseModel):
     """The CI variables that were set: in CI, repository rules come from a trusted ref."""
     pull_request: PullRequestContext | None = None
     """The pull/merge request the findings are published to (`--publish`), as read before."""
+    deployed: bool = False
+    """A deployment's run (its settings are parameters, such as `trusted_ref`), not the CLI's
+    (flags, such as `--trusted-ref`): messages name the one the user sets."""
     sast_prescanned: bool = False
     """The CLI started this review's SAST pre-scan ahead of the flow (`reviewflow.sast.early`):
     the flow's stage reads its results from the cache, `--no-cache` or not."""
@@ -50,6 +53,7 @@ class ReviewRequest(BaseModel):
         no_cache: bool = False,
         home: str,
         ci_variables: tuple[str, ...] = (),
+        deployed: bool = False,
     ) -> ReviewRequest:
         """Check the flag combination and pick the diff mode."""
         if (from_ref is None) != (to_ref is None):
@@ -81,6 +85,7 @@ class ReviewRequest(BaseModel):
             no_cache=no_cache,
             home=home,
             ci_variables=ci_variables,
+            deployed=deployed,
         )
 
     def for_pull_request(self, context: PullRequestContext) -> ReviewRequest:

@@ -70,7 +70,9 @@ def select(
     # A range's merge-base, a commit's parent: what the change was made against. Workspace and
     # diff changes have no base the change could not have written.
     base = change.base_sha if change.spec.mode in (DiffMode.RANGE, DiffMode.COMMIT) else None
-    trusted = choose_trusted_ref(request.ci_variables, request.trusted_ref, base)
+    trusted = choose_trusted_ref(
+        request.ci_variables, request.trusted_ref, base, deployed=request.deployed
+    )
     rules = load_rules(change.repo_root, Path(request.home), custom, trusted)
     guidance, notes = load_instructions(
         instructions, change.repo_root, trusted, request.ci_variables, change
