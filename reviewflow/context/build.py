@@ -58,10 +58,11 @@ def index_tree(
             progress(done, len(todo))
     store.save(pending)
     records = {**store.load(keys - missing), **parsed}
+    fresh = sum(1 for _, key in files.values() if key in parsed)
     stats = IndexStats(
         files=len(files),
-        parsed=len(parsed),
-        reused=len(keys) - len(missing),
+        parsed=fresh,
+        reused=len(files) - fresh,
         seconds=round(time.monotonic() - started, 3),
     )
     return CodeIndex(

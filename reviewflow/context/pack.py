@@ -127,7 +127,8 @@ def _title(path: str) -> str:
 
 def _symbol_line(symbol: ChangedSymbol) -> str:
     renamed = f" (was {symbol.old_name})" if symbol.old_name else ""
-    head = f"- {symbol.change} {symbol.kind} {symbol.name}{renamed}, line {symbol.line}"
+    where = f"old line {symbol.line}" if symbol.change == "deleted" else f"line {symbol.line}"
+    head = f"- {symbol.change} {symbol.kind} {symbol.name}{renamed}, {where}"
     return f"{head}: {symbol.signature}" if symbol.signature else head
 
 
@@ -176,13 +177,14 @@ def _with_references(
     definition = changed.definition
     names = [n for n in (changed.old_name, definition.name) if n]
     origin = file.path
+    gone = changed.change in ("deleted", "renamed")  # an import of it breaks too
     entries: list[ReferenceEntry] = []
     for name in dict.fromkeys(names):
         defined_in = (file.old_path or origin) if name == changed.old_name else origin
         for hit in index.references(name, defined_in, linked_only=True):
             ref = hit.reference
             own = hit.path == origin and definition.line <= ref.line <= definition.end_line
-            if own or hit.reference.kind == "import" or not eligible(hit.path):
+            if own or (ref.kind == "import" and not gone) or not eligible(hit.path):
                 continue
             scope = hit.scope.signature if hit.scope is not None else ""
             text = index.line(hit.path, ref.line)
@@ -224,6 +226,27 @@ def _used_definitions(
     return list(out.values())
 
 
+class _Budget:
+    """Tokens left, counted line by line (each with its newline, so the sum bounds the whole)."""
+
+    def __init__(self, budget: int, count: Callable[[str], int]) -> None:
+        self.left = budget
+        self.count = count
+
+    def cost(self, lines: list[str]) -> int:
+        return sum(self.count(line + "\n") for line in lines)
+
+    def take(self, lines: list[str], *, always: bool = False) -> bool:
+        cost = self.cost(lines)
+        if not always and cost > self.left:
+            return False
+        self.left -= cost
+        return True
+
+
+_MORE = "    (99999 more not shown)"  # the widest omitted-references line, reserved per symbol
+
+
 def _fit(
     path: str,
     symbols: list[ChangedSymbol],
@@ -235,30 +258,21 @@ def _fit(
     reference, the used definitions, then the remaining references round by round."""
     if not symbols and not used:
         return ContextPack(path=path)
-    spent = (
-        count(_title(path)) + (count(_CHANGED) if symbols else 0) + (count(_USED) if used else 0)
-    )
-    shown: list[int] = [0] * len(symbols)
-    listed: list[bool] = [False] * len(symbols)
+    left = _Budget(budget, count)
+    left.take([_title(path), _CHANGED, _USED], always=True)
+    shown = [0] * len(symbols)
+    listed = [False] * len(symbols)
     for i, s in enumerate(symbols):  # always shown: deleted or renamed and still referenced
         if s.change in ("deleted", "renamed") and s.references:
-            listed[i] = True
             shown[i] = min(ALWAYS_SHOWN, len(s.references))
-            spent += count(_symbol_line(s))
-            spent += sum(count(_reference_line(r)) for r in s.references[: shown[i]])
+            refs = [_reference_line(r) for r in s.references[: shown[i]]]
+            listed[i] = left.take([_symbol_line(s), *refs, _MORE], always=True)
     for i, s in enumerate(symbols):
-        if not listed[i]:
-            cost = count(_symbol_line(s)) + (
-                count(_reference_line(s.references[0])) if s.references else 0
-            )
-            if spent + cost <= budget:
-                listed[i], shown[i], spent = True, min(1, len(s.references)), spent + cost
-    kept_used: list[UsedDefinition] = []
-    for d in used:
-        if spent + count(_definition_line(d)) <= budget:
-            kept_used.append(d)
-            spent += count(_definition_line(d))
-    spent = _more_references(symbols, listed, shown, spent, budget, count)
+        first = [_reference_line(r) for r in s.references[:1]]
+        if not listed[i] and left.take([_symbol_line(s), *first, _MORE]):
+            listed[i], shown[i] = True, len(first)
+    kept_used = [d for d in used if left.take([_definition_line(d)])]
+    _more_references(symbols, listed, shown, left)
     kept = [
         s.model_copy(
             update={
@@ -278,22 +292,14 @@ def _fit(
 
 
 def _more_references(
-    symbols: list[ChangedSymbol],
-    listed: list[bool],
-    shown: list[int],
-    spent: int,
-    budget: int,
-    count: Callable[[str], int],
-) -> int:
+    symbols: list[ChangedSymbol], listed: list[bool], shown: list[int], left: _Budget
+) -> None:
     """Add one more reference of each listed symbol per round while the budget allows."""
     progress = True
     while progress:
         progress = False
         for i, s in enumerate(symbols):
-            if listed[i] and shown[i] < len(s.references):
-                cost = count(_reference_line(s.references[shown[i]]))
-                if spent + cost <= budget:
-                    shown[i] += 1
-                    spent += cost
-                    progress = True
-    return spent
+            more = listed[i] and shown[i] < len(s.references)
+            if more and left.take([_reference_line(s.references[shown[i]])]):
+                shown[i] += 1
+                progress = True

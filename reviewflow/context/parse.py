@@ -23,7 +23,7 @@ from reviewflow.context.records import Definition, FileIndex, Import, Reference
 MAX_SIGNATURE = 200
 MAX_RECEIVER = 60
 # When one name node is captured by several patterns, the first kind here wins.
-_REF_PRIORITY = {"call": 0, "type": 1, "attribute": 2, "name": 3}
+_REF_PRIORITY = {"import": -1, "call": 0, "type": 1, "attribute": 2, "name": 3}
 _CONTAINERS = frozenset({"class", "struct", "interface", "trait", "enum", "object"})
 # Nodes a definition sits in that its comment precedes (`export function f`, `@deco def f`).
 _WRAPPERS = frozenset({"export_statement", "decorated_definition", "template_declaration"})
@@ -47,6 +47,8 @@ def parse_source(source: bytes, language: str) -> FileIndex:
         receiver = captures.get("receiver")
         if "import" in captures:
             imports.extend(_import(captures))
+            for node in captures.get("import.name", ()):
+                references[node.start_byte] = (node, "import", "")
             continue
         if not name_nodes:
             continue

@@ -90,7 +90,8 @@ class FileIndex:
 
 
 class IndexStats(BaseModel):
-    """What one build did: source files in the tree, blobs parsed, records reused, time."""
+    """What one build did: the tree's source files, those parsed now (their blob had no
+    record), those whose record was reused, and the seconds it took."""
 
     model_config = ConfigDict(frozen=True)
 

@@ -16,6 +16,7 @@ from typing import Literal
 from reviewflow.context.records import Definition, FileIndex, Import, Reference
 
 Link = Literal["confirmed", "likely"]
+Mode = Literal["module", "member"]
 
 SELF = frozenset({"self", "cls", "this", "Self", "super", "@", "$this", "static", "parent"})
 _PACKAGE_LANGUAGES = frozenset({"go", "java", "kotlin", "scala", "csharp"})
@@ -49,17 +50,18 @@ def link(
     ):
         return None  # the file defines that name itself
     language = ref_file.language
-    imported = [imp for imp in ref_file.imports if _imports(language, imp, ref_path, def_path)]
+    modes = [
+        (imp, mode)
+        for imp in ref_file.imports
+        if (mode := _imports(language, imp, ref_path, def_path))
+    ]
+    imported = [imp for imp, _ in modes]
     container = _container(definition)
-    for imp in imported:
-        if not receiver and imp.local == ref.name:
-            return "confirmed"
-        if (
-            receiver
-            and receiver.split(".")[-1] == imp.local
-            and (not imp.name or imp.name == container or imp.name.endswith("." + container))
-        ):
-            return "confirmed"
+    if any(_through(imp, mode, ref, container) for imp, mode in modes):
+        return "confirmed"
+    if ref.kind == "import":
+        named = any(imp.name.rpartition(".")[2] == ref.name for imp in imported)
+        return "confirmed" if named else None
     if receiver and container and receiver.split(".")[-1] == container:
         return "confirmed" if imported or _same_package(ref_path, def_path) else "likely"
     same_package = language in _PACKAGE_LANGUAGES and _same_package(ref_path, def_path)
@@ -71,13 +73,24 @@ def link(
         if language in _GLOBAL_LANGUAGES and definition.kind != "method":
             return "likely"
         return None
-    if language == "go" and any(imp.local == receiver for imp in imported):
-        return "confirmed"
     if receiver in SELF:
         return None  # a method of the calling file's own class
     if imported or same_package or (unique and language in _GLOBAL_LANGUAGES):
         return "likely"
     return None
+
+
+def _through(imp: Import, mode: str, ref: Reference, container: str) -> bool:
+    """Whether `ref` reaches the definition through `imp`: the imported name itself, a
+    member of an imported class, a member of an imported module (or of a class in it)."""
+    receiver = ref.receiver
+    if mode == "member":
+        if not receiver:
+            return imp.local == ref.name
+        return bool(container) and receiver.split(".")[-1] == imp.local == container
+    if not receiver:
+        return False
+    return receiver == imp.local or (bool(container) and receiver == f"{imp.local}.{container}")
 
 
 def _container(definition: Definition) -> str:
@@ -97,17 +110,16 @@ def _stem(path: str) -> str:
     return path.removesuffix("/__init__").removesuffix("/index").removesuffix("/mod")
 
 
-def _imports(language: str, imp: Import, ref_path: str, def_path: str) -> bool:
-    """Whether the import `imp` in `ref_path` names the module defined by `def_path`."""
+def _imports(language: str, imp: Import, ref_path: str, def_path: str) -> Mode | None:
+    """How the import `imp` in `ref_path` reaches the file `def_path`: `module` when it names
+    that file's module (a namespace, a header, a package), `member` when it names something in
+    it (a function, a class), None when it names another file."""
     module = imp.module
     if not module:
-        return False
+        return None
     target = _stem(def_path)
-    if language in ("c", "cpp"):
-        header = posixpath.splitext(posixpath.basename(module))[0]
-        return def_path.endswith(module) or (
-            header == posixpath.splitext(posixpath.basename(def_path))[0]
-        )
+    if language in ("c", "cpp", "ruby", "bash", "go"):
+        return "module" if _names_file(language, module, def_path) else None
     if language == "python":
         if module.startswith("."):
             level = len(module) - len(module.lstrip("."))
@@ -115,35 +127,63 @@ def _imports(language: str, imp: Import, ref_path: str, def_path: str) -> bool:
             for _ in range(level - 1):
                 base = posixpath.dirname(base)
             rest = module.lstrip(".").replace(".", "/")
-            module_path = posixpath.join(base, rest) if rest else base
-            candidates = [module_path, posixpath.join(module_path, imp.name)]
-            return target in candidates
-        dotted = module.replace(".", "/")
-        names = [dotted, f"{dotted}/{imp.name}"] if imp.name else [dotted]
-        return any(target == n or target.endswith("/" + n) for n in names)
+            path = posixpath.join(base, rest) if rest else base
+        else:
+            path = module.replace(".", "/")
+        return _mode(target, path, imp.name, relative=module.startswith("."))
     if language in ("javascript", "typescript", "tsx"):
         if module.startswith("."):
             joined = posixpath.normpath(posixpath.join(posixpath.dirname(ref_path), module))
-            return _stem(joined) == target
-        bare = module.lstrip("@~/").split("/", 1)[-1] if module[:1] in "@~" else module
-        return target.endswith("/" + bare) or target == bare
+            path = _stem(joined)
+        else:
+            path = module.lstrip("@~/").split("/", 1)[-1] if module[:1] in "@~" else module
+        return _mode(target, path, "", relative=module.startswith(".")) and (
+            "member" if imp.name else "module"
+        )
+    if language == "rust":
+        path = "/".join(p for p in module.split("::") if p not in ("crate", "self", "super"))
+        return _mode(target, path, imp.name, relative=False)
+    return "member" if _names_class(language, imp, def_path) else None
+
+
+def _mode(target: str, path: str, name: str, *, relative: bool) -> Mode | None:
+    """`member` when the file `target` is module `path` (and `name` is in it), `module` when
+    it is `path/name` (`from pkg import module`)."""
+
+    def same(candidate: str) -> bool:
+        if relative or not candidate:
+            return target == candidate
+        return target == candidate or target.endswith("/" + candidate)
+
+    if name and same(f"{path}/{name}" if path else name):
+        return "module"
+    if same(path):
+        return "member" if name else "module"
+    return None
+
+
+def _names_file(language: str, module: str, def_path: str) -> bool:
+    if language in ("c", "cpp"):
+        header = posixpath.splitext(posixpath.basename(module))[0]
+        return def_path.endswith(module) or (
+            header == posixpath.splitext(posixpath.basename(def_path))[0]
+        )
     if language == "go":
         directory = posixpath.dirname(def_path)
         return bool(directory) and (module == directory or module.endswith("/" + directory))
-    if language == "rust":
-        parts = [p for p in module.split("::") if p not in ("crate", "self", "super")]
-        path = "/".join(parts)
-        return bool(path) and (target.endswith("/" + path) or target == path)
+    return posixpath.splitext(def_path)[0].endswith(posixpath.splitext(module.lstrip("./"))[0])
+
+
+def _names_class(language: str, imp: Import, def_path: str) -> bool:
+    """Java, Kotlin, Scala, C#, Swift, PHP: `a.b.C` names the file a/b/C.* or a class of
+    package a.b (PHP: `App\\Models\\User`, the file Models/User.php)."""
     separator = "\\" if language == "php" else "."
-    parts = [p for p in module.replace("/", separator).split(separator) if p]
+    parts = [p for p in imp.module.replace("/", separator).split(separator) if p]
     if imp.name:
         parts.append(imp.name)
     stem = posixpath.splitext(def_path)[0]
-    if language in ("ruby", "bash"):
-        return stem.endswith(posixpath.splitext(module)[0])
     if language == "php":
         return stem.endswith("/".join(parts[-2:]))
-    # Java, Kotlin, Scala, C#, Swift: `a.b.C` names the file a/b/C.* or a class of package a.b.
     package = "/".join(parts[:-1])
     return stem.endswith("/".join(parts)) or (
         bool(package) and posixpath.dirname(def_path).endswith(package)
