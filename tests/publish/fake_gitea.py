@@ -7,8 +7,9 @@ endpoints away), whose answers `reviewflow.publish.gitea_api`'s models parse.
 
 Serves under `{prefix}/api/v1/repos/:owner/:repo`: `pulls/:n` (GET), `pulls/:n.diff` (GET, text),
 `pulls/:n/reviews` (GET paginated, POST), `pulls/:n/reviews/:id/comments` (GET, every comment:
-Gitea does not page it), `pulls/:n/comments/:id/replies` (POST; 405 before Gitea 1.27),
-`pulls/comments/:id/resolve` (POST, 204; 405 on Forgejo), `issues/:n/comments` (GET, not paged
+Gitea does not page it; 404 for another's pending review), `pulls/:n/comments/:id/replies`
+(POST; before Gitea 1.27 a route it does not have: 404 as any), `pulls/comments/:id/resolve`
+(POST, 204; 404 on Forgejo), `issues/:n/comments` (GET, not paged
 as in Gitea; POST), `issues/comments/:id` (PATCH). Enforced as Gitea does: 401 without a known
 `Authorization: token …`, 403 for a write with a read-only token or an edit of another's
 comment, 404 for an unknown repository, pull request, review or comment, 422 for an empty
@@ -47,6 +48,7 @@ _ROUTES = [
     ("PATCH", r"issues/comments/(\d+)", "edit_note"),
 ]
 KINDS = tuple(kind for _, _, kind in _ROUTES)
+_NO_ROUTE: Answer = (404, {"message": "404 page not found"}, {})  # a route the server lacks
 
 
 class FakeGitea(PlatformFake, GiteaState):
@@ -107,7 +109,7 @@ class FakeGitea(PlatformFake, GiteaState):
 
     def respond(self, request: RecordedRequest, token: str) -> Answer:
         if request.kind == "unknown":
-            return 404, {"message": "404 page not found"}, {}
+            return _NO_ROUTE
         who = self.tokens.get(token)
         if who is None:
             return 401, {"message": "user does not exist [uid: 0, name: ]", "url": ""}, {}
@@ -134,7 +136,7 @@ class FakeGitea(PlatformFake, GiteaState):
             if request.kind == "edit_note":
                 return 200, self.edit_note(args[0], args[1], item, user, str(data.get("body"))), {}
             if not self.resolve_endpoint:
-                return 405, "Method Not Allowed", {"Allow": "GET"}
+                return _NO_ROUTE
             owner_pulls = [
                 p
                 for (o, n, _), p in self.pulls.items()
@@ -155,10 +157,13 @@ class FakeGitea(PlatformFake, GiteaState):
             case "create_review":
                 return 200, self.create_review(pull, user, data), {}
             case "review_comments":
+                review = next((r for r in pull.reviews if r["id"] == int(args[3])), {})
+                if review.get("state") == "PENDING" and review["user"]["login"] != user:
+                    raise ApiError(404, "The target couldn't be found.")  # prepareSingleReview
                 return 200, self.comments_of(pull, int(args[3])), {}
             case "reply":
                 if not self.replies_endpoint:
-                    return 405, "Method Not Allowed", {"Allow": "GET"}
+                    return _NO_ROUTE
                 return 201, self.reply(pull, int(args[3]), user, str(data.get("body") or "")), {}
             case "list_notes":
                 return 200, list(pull.notes), {}
