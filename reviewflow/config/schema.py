@@ -201,7 +201,10 @@ class ReviewSettings(_Section):
         None, min_length=1, description="a directory of semgrep rule files (.yaml, .yml)"
     )
     sast_semgrep: str | None = Field(
-        None, min_length=1, description="the semgrep executable (default: beside Python, or PATH)"
+        None,
+        min_length=1,
+        description="the semgrep executable (default: beside Python, its venv's -sast sibling, "
+        "or PATH)",
     )
     sast_timeout: Duration = Field(
         300.0, description="a positive duration such as 300s or 5m: the longest one semgrep run"

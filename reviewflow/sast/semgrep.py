@@ -45,23 +45,37 @@ class Semgrep:
 
 
 def locate(configured: str | None, python: str | None = None) -> str:
-    """The semgrep to run: `review.sast_semgrep`, else the one beside this Python (the
-    `reviewflow[sast]` extra), else the first on PATH; SastError when there is none."""
+    """The semgrep to run: `review.sast_semgrep`, else the first of `candidates` that is an
+    executable file, else the first on PATH; SastError when there is none."""
     if configured:
         found = shutil.which(os.path.expanduser(configured))
         if found is None:
             raise SastError(f"--sast: review.sast_semgrep '{configured}' is not an executable file")
         return found
-    beside = Path(python or sys.executable).parent / "semgrep"
-    if beside.is_file() and os.access(beside, os.X_OK):
+    places = candidates(python or sys.executable)
+    beside = next((path for path in places if path.is_file() and os.access(path, os.X_OK)), None)
+    if beside is not None:
         return str(beside)
     found = shutil.which("semgrep")
     if found is None:
+        looked = ", ".join(str(path) for path in places)
         raise SastError(
-            f"--sast: semgrep is not installed (not beside {python or sys.executable}, not on "
-            f"PATH): {INSTALL_HINT}"
+            f"--sast: semgrep is not installed (not at {looked}, not on PATH): {INSTALL_HINT}"
         )
     return found
+
+
+def candidates(python: str) -> list[Path]:
+    """Where semgrep is looked for before PATH, in order: beside `python` (the
+    `reviewflow[sast]` extra), then in its environment's `-sast` sibling: `make dev` builds
+    `$(VENV)-sast` beside `$(VENV)` (`.venv-sast` in the checkout), since semgrep's pins
+    conflict with Prefect's. Two exact paths: nothing else is searched."""
+    bin_dir = Path(python).parent
+    venv = bin_dir.parent
+    places = [bin_dir / "semgrep"]
+    if venv.name:  # not the file system's root
+        places.append(venv.with_name(venv.name + "-sast") / "bin" / "semgrep")
+    return places
 
 
 def check_version(path: str, workdir: Path) -> str:
