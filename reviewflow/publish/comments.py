@@ -11,6 +11,7 @@ from reviewflow.publish.platforms import spec_of
 from reviewflow.publish.safe import safe_code, safe_inline, safe_text, suggestion_block
 from reviewflow.pullrequest.markers import finding_marker
 from reviewflow.pullrequest.models import NewComment
+from reviewflow.pullrequest.state import PriorFinding
 
 _FENCED = re.compile(r"^(`{3,}|~{3,})[^\n`]*\n(.*?)\n\1[ \t]*$", re.DOTALL | re.MULTILINE)
 MAX_SUGGESTION_LINES = 200
@@ -62,7 +63,8 @@ def comment_body(finding: Finding, platform: str) -> str:
     """The comment for `finding`: marker first, then severity, title, problem, evidence and
     the suggestion (a suggestion block when `replacement` finds one)."""
     head = f"**{finding.severity.value.upper()}** · {finding.category.value}"
-    parts = [finding_marker(finding.fingerprint), f"{head} · {safe_inline(finding.title)}"]
+    marker = finding_marker(finding.fingerprint, PriorFinding.of(finding))
+    parts = [marker, f"{head} · {safe_inline(finding.title)}"]
     parts.append(safe_text(finding.problem))
     if finding.evidence:
         parts.append("**Evidence:** " + safe_text(finding.evidence))
@@ -89,4 +91,5 @@ def new_comment(finding: Finding, platform: str, old_path: str | None = None) ->
         start_line=finding.start_line,
         end_line=finding.end_line,
         body=comment_body(finding, platform),
+        end_length=len(finding.existing_code.split("\n")[-1].rstrip("\r")),
     )

@@ -6,8 +6,11 @@ v1 (`gitea_api.py`: why no client library, the models, the errors).
   reply posted in the UI joins the first comment's review at that line). Each comment holding a
   finding marker starts a thread of its own, so two findings on one line stay two; the other
   comments at that line are replies to the latest thread started before them. A thread is
-  resolved when its first comment has a `resolver`, or when reviewflow's resolution reply is in
-  it: Forgejo and Gitea before 1.26 have no resolve endpoint, the reply then stands for it.
+  resolved when its first comment has a `resolver`, or when reviewflow's latest resolution
+  reply stands for it: Forgejo and Gitea before 1.26 have no resolve endpoint. A reply posted
+  through the replies endpoint (Gitea 1.27+, which resolves too) says so in a hidden line,
+  `RESOLVED_ON_SERVER`: there the `resolver` alone counts, so a conversation a person
+  unresolves is open again at once (before 1.27 a reply stands, unresolved or not).
 - **Posting.** One review (event `COMMENT`, `commit_id` the head) per batch of at most 50
   comments, each `new_position` = the finding's last line (Gitea comments are single-line: a
   range is named in the body). Gitea does not check that a line is in the diff (it stores a
@@ -50,6 +53,8 @@ from reviewflow.pullrequest.models import (
     Thread,
 )
 
+RESOLVED_ON_SERVER = "<!-- reviewflow:resolved-on-server -->"
+"""In a resolution reply: this server resolves conversations, the reply does not stand for it."""
 BATCH = 50
 """Comments per review: one refused review costs the whole batch."""
 MISSING = (404, 405)
@@ -195,11 +200,14 @@ class GiteaClient:
         return response.status_code != 422
 
     def _reply(self, api: GiteaApi, path: str, root: int, line: int, body: str) -> None:
+        """Reply in the conversation; a resolution reply through the replies endpoint (whose
+        server resolves conversations) marked `RESOLVED_ON_SERVER`."""
+        marked = f"{body}\n\n{RESOLVED_ON_SERVER}" if is_resolution(body) else body
         replied = api.call(
             "POST",
             f"{self._pull}/comments/{root}/replies",
             "replying in a review conversation",
-            json={"body": body},
+            json={"body": marked},
             accept=MISSING,
         )
         if replied.status_code in MISSING:  # before Gitea 1.27, and Forgejo
@@ -238,12 +246,13 @@ def threads_of(comments: Sequence[ReviewComment]) -> tuple[Thread, ...]:
 def _thread(conversation: _Conversation) -> Thread:
     root = conversation.root
     every = [root, *conversation.replies]
-    ours = any(is_resolution(c.body) for c in conversation.replies)
+    mine = [c.body for c in conversation.replies if is_resolution(c.body)]
+    stands = bool(mine) and RESOLVED_ON_SERVER not in mine[-1]
     resolver = login(root.resolver)
     return Thread(
         id=f"{root.id}:{root.position}",
         path=root.path,
-        resolved=root.resolver is not None or ours,
+        resolved=root.resolver is not None or stands,
         resolved_by=resolver,
         comments=tuple(
             PostedComment(id=str(c.id), body=c.body, author=login(c.user)) for c in every

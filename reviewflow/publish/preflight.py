@@ -15,6 +15,7 @@ from reviewflow.pullrequest.context import (
     PullRequestContext,
     ReviewScope,
     dismissed_in,
+    open_in_threads,
     prior_state,
 )
 from reviewflow.pullrequest.models import EventShas, RequestRef
@@ -52,11 +53,14 @@ def prepare(
     dismissed = context.dismissed
     open_prior = [f for f in prior.findings if f.fingerprint not in dismissed]
     carried, rereviewed = split_prior(root, prior.head, head, open_prior)
+    # open threads the state does not hold (a person opened them again, or beyond its cap):
+    # open at once, where they were posted, until a person or a whole review closes them
+    by_thread = open_in_threads(state.threads, {f.fingerprint for f in prior.findings})
     return context.model_copy(
         update={
             "scope": ReviewScope.INCREMENTAL,
             "previous_head": prior.head,
-            "carried": carried,
+            "carried": (*carried, *by_thread),
             "rereviewed": rereviewed,
         }
     )

@@ -14,6 +14,7 @@ from reviewflow.pullrequest.context import (
     PullRequestContext,
     ReviewScope,
     dismissed_in,
+    open_in_threads,
     ours,
     prior_state,
     summary_note,
@@ -43,11 +44,20 @@ def publish(
     for thread in gone:
         client.resolve(thread, _resolution(context))
     resolved = {ours(t) for t in gone}
-    open_findings = _open_findings(state, context, outcome, current, resolved | set(dismissed))
+    earlier, by_thread = _earlier(state, context)
+    open_findings = _open_findings(earlier, context, outcome, current, resolved | set(dismissed))
     activity = _activity(len(fresh) - len(skipped), len(resolved), dismissed, skipped)
     inline_only = _inline_only(open_threads, open_findings, resolved | set(dismissed))
     note = summary_note(state.notes)
-    body = render_summary(context, outcome, open_findings, activity, skipped, inline_only)
+    body = render_summary(
+        context,
+        outcome,
+        open_findings,
+        activity,
+        skipped,
+        inline_only,
+        untracked=by_thread - reported,
+    )
     client.write_note(note, body)
     return PublishResult(
         url=state.info.web_url,
@@ -91,19 +101,31 @@ def _resolution(context: PullRequestContext) -> str:
     return f"{RESOLVED}\nreviewflow no longer reports this at `{context.head[:12]}`: resolved."
 
 
+def _earlier(
+    state: RequestState, context: PullRequestContext
+) -> tuple[list[PriorFinding], set[str]]:
+    """The earlier open findings this run may keep: those carried forward, the summary's
+    state's, and those of open threads the state does not hold (their fingerprints second: a
+    person opened them again, or the state's cap left them out; the next state leaves them to
+    their threads, whose lines it does not follow)."""
+    prior = prior_state(state)
+    held = prior.findings if prior else ()
+    by_thread = open_in_threads(state.threads, {f.fingerprint for f in held})
+    return [*context.carried, *held, *by_thread], {f.fingerprint for f in by_thread}
+
+
 def _open_findings(
-    state: RequestState,
+    earlier: Sequence[PriorFinding],
     context: PullRequestContext,
     outcome: ReviewOutcome,
     current: Sequence[Finding],
     closed: set[str | None],
 ) -> list[PriorFinding]:
-    """The request's open findings after this run: this run's, those carried forward, and
-    earlier ones this run did not look at again (their threads stay as they are). `closed`:
-    resolved by this run or dismissed."""
+    """The request's open findings after this run: this run's, and the `earlier` ones (carried
+    forward, the summary's state, the open threads it does not hold) this run did not look at
+    again (their threads stay as they are). `closed`: resolved by this run or dismissed."""
     out = {f.fingerprint: PriorFinding.of(f) for f in current}
-    prior = prior_state(state)
-    for finding in [*context.carried, *(prior.findings if prior else ())]:
+    for finding in earlier:
         fingerprint = finding.fingerprint
         if fingerprint in out or fingerprint in closed:
             continue

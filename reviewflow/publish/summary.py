@@ -4,7 +4,7 @@ state the next run starts from."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from reviewflow import __version__
@@ -28,15 +28,19 @@ MAX_EXCLUDED = 50
 
 
 def next_state(
-    context: PullRequestContext, outcome: ReviewOutcome, open_findings: Sequence[PriorFinding]
+    context: PullRequestContext,
+    outcome: ReviewOutcome,
+    open_findings: Sequence[PriorFinding],
+    untracked: Collection[str] = (),
 ) -> SummaryState:
     """What the next run starts from: the head reviewed when this review was complete (else
-    the last complete one's, so the next run reviews again what this one missed)."""
+    the last complete one's, so the next run reviews again what this one missed), and the
+    open findings whose lines it follows (at most `MAX_REMEMBERED`; the others, and the
+    `untracked` ones known by their threads alone, the next run reads from their threads)."""
     complete = outcome.status == "complete"
     head = context.head if complete else (context.previous_head or "")
-    return SummaryState(
-        base=context.base, head=head, findings=tuple(open_findings[:MAX_REMEMBERED])
-    )
+    kept = [f for f in open_findings if f.fingerprint not in untracked]
+    return SummaryState(base=context.base, head=head, findings=tuple(kept[:MAX_REMEMBERED]))
 
 
 def verdict(outcome: ReviewOutcome) -> str:
@@ -95,10 +99,14 @@ def render_summary(
     activity: Sequence[str],
     unplaced: set[str],
     inline_only: int = 0,
+    *,
+    untracked: Collection[str] = (),
 ) -> str:
     """The summary's Markdown, its state marker first. `inline_only`: open findings known only
-    by their inline threads (beyond the state's cap in an earlier run)."""
+    by their inline threads that do not describe them (posted by an earlier version);
+    `untracked`: open findings read from their threads, left out of the state."""
     current = {f.fingerprint for f in outcome.findings}
+    state = next_state(context, outcome, open_findings, untracked)
     usage = outcome.usage
     excluded = [safe_inline(f"{e.path}: {e.reason}") for e in outcome.excluded[:MAX_EXCLUDED]]
     if len(outcome.excluded) > MAX_EXCLUDED:
@@ -106,7 +114,7 @@ def render_summary(
     return render(
         TEMPLATES,
         "summary.md.j2",
-        marker=summary_marker(next_state(context, outcome, open_findings)),
+        marker=summary_marker(state),
         verdict=verdict(outcome),
         noun=_noun(context),
         open_findings=open_findings,
@@ -114,7 +122,7 @@ def render_summary(
         rows=_rows(open_findings, current, unplaced),
         more=max(0, len(open_findings) - MAX_ROWS),
         activity=activity,
-        capped=_capped(len(open_findings), inline_only),
+        capped=_capped(len(state.findings), len(open_findings) + inline_only),
         head=context.head[:12],
         scope=_scope(context),
         files_reviewed=files_finished(outcome),
@@ -134,12 +142,11 @@ def render_summary(
     )
 
 
-def _capped(known: int, inline_only: int) -> str:
-    """The visible line saying the hidden state keeps only `MAX_REMEMBERED` findings."""
-    total = known + inline_only
+def _capped(kept: int, total: int) -> str:
+    """The visible line saying the hidden state follows only `kept` of the `total` open
+    findings (at most `MAX_REMEMBERED`): the next run reads the others from their threads."""
     if total <= MAX_REMEMBERED:
         return ""
-    kept = min(known, MAX_REMEMBERED)
     return (
         f"Showing state for {kept} of {total} open findings; the rest are tracked by their"
         " inline comments (dismiss or resolve them there)."

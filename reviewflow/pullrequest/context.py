@@ -7,7 +7,7 @@ dismissed findings and the gate sees the request's open findings carried from ea
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
@@ -17,6 +17,7 @@ from reviewflow.pullrequest.markers import (
     finding_fingerprint,
     is_resolution,
     is_summary,
+    posted_finding,
     summary_state,
 )
 from reviewflow.pullrequest.models import RequestInfo, RequestRef, RequestState, SummaryNote, Thread
@@ -91,6 +92,21 @@ def dismissed_in(threads: Iterable[Thread]) -> dict[str, str]:
             who = f" by @{thread.resolved_by}" if thread.resolved_by else ""
             out[fingerprint] = f"thread resolved{who}"
     return out
+
+
+def open_in_threads(threads: Sequence[Thread], known: Collection[str]) -> tuple[PriorFinding, ...]:
+    """The open findings only the platform's threads hold: reviewflow's threads open now (never
+    resolved, or opened again by a person) whose finding neither `known` (the summary's state)
+    nor a dismissal holds, as their first comment describes them (where it was posted)."""
+    dismissed = dismissed_in(threads)
+    out: dict[str, PriorFinding] = {}
+    for thread in threads:
+        found = posted_finding(thread.comments[0].body) if thread.comments else None
+        if thread.resolved or found is None:
+            continue
+        if found.fingerprint not in known and found.fingerprint not in dismissed:
+            out.setdefault(found.fingerprint, found)
+    return tuple(out.values())
 
 
 def summary_note(notes: Sequence[SummaryNote]) -> SummaryNote | None:

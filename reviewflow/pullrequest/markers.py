@@ -3,7 +3,9 @@
 Every marker is an HTML comment at the very start of a comment's body, which neither platform
 renders. Model text cannot forge one: `safe.py` escapes `<` in everything the model wrote.
 
-- a finding's comment:   `<!-- reviewflow:finding <sha256 fingerprint> -->`
+- a finding's comment:   `<!-- reviewflow:finding <sha256 fingerprint> <base64 of its JSON> -->`
+  (the JSON: severity, path, lines and title where it was posted, so an open thread alone says
+  which finding stays open; comments of earlier versions carry the fingerprint only)
 - reviewflow's reply that resolved a thread: `<!-- reviewflow:resolved -->`
 - the summary comment:   `<!-- reviewflow:summary <base64 of the state's JSON> -->`
 """
@@ -17,22 +19,38 @@ import re
 
 from pydantic import ValidationError
 
-from reviewflow.pullrequest.state import SummaryState
+from reviewflow.pullrequest.state import PriorFinding, SummaryState
 
-_FINDING = re.compile(r"\A<!-- reviewflow:finding ([0-9a-f]{64}) -->")
+_FINDING = re.compile(r"\A<!-- reviewflow:finding ([0-9a-f]{64})(?: ([A-Za-z0-9+/=]+))? -->")
 _SUMMARY = re.compile(r"\A<!-- reviewflow:summary ([A-Za-z0-9+/=]*) -->")
 RESOLVED = "<!-- reviewflow:resolved -->"
 _DISMISS = re.compile(r"\A\s*reviewflow:\s*dismiss\b[\s:.,-]*(.*)", re.IGNORECASE | re.DOTALL)
 
 
-def finding_marker(fingerprint: str) -> str:
-    return f"<!-- reviewflow:finding {fingerprint} -->"
+def finding_marker(fingerprint: str, finding: PriorFinding | None = None) -> str:
+    if finding is None:
+        return f"<!-- reviewflow:finding {fingerprint} -->"
+    data = finding.model_dump_json(exclude={"fingerprint"}).encode()
+    return f"<!-- reviewflow:finding {fingerprint} {base64.b64encode(data).decode()} -->"
 
 
 def finding_fingerprint(body: str) -> str | None:
     """The fingerprint a finding comment's marker holds (None: not one of ours)."""
     match = _FINDING.match(body)
     return match.group(1) if match else None
+
+
+def posted_finding(body: str) -> PriorFinding | None:
+    """The finding a comment's marker describes, where it was posted (None: not one of ours,
+    a comment of an earlier version that holds its fingerprint only, or unreadable)."""
+    match = _FINDING.match(body)
+    if not match or not match.group(2):
+        return None
+    try:
+        data = json.loads(base64.b64decode(match.group(2), validate=True))
+        return PriorFinding.model_validate({**data, "fingerprint": match.group(1)})
+    except (binascii.Error, ValueError, TypeError, ValidationError):
+        return None
 
 
 def summary_marker(state: SummaryState) -> str:

@@ -94,6 +94,7 @@ class NewComment(_Record):
     start_line: int
     end_line: int
     body: str
+    end_length: int = 0  # characters on line `end_line` (Azure DevOps highlights through them)
 
 
 class RequestState(_Record):

@@ -66,6 +66,9 @@ class AzureDevOpsSide:
     def resolve(self, thread_id: str) -> None:
         self.fake.person_sets_status(thread_id, "wontFix")
 
+    def reopen(self, thread_id: str) -> None:
+        self.fake.person_sets_status(thread_id, "active")  # "Active" in the web view
+
     def token(self) -> str:
         return TOKEN
 

@@ -92,6 +92,9 @@ class BitbucketDCSide:
     def resolve(self, thread_id: str) -> None:
         self.fake.person_resolves(PROJECT, NUMBER, thread_id, "bob")
 
+    def reopen(self, thread_id: str) -> None:
+        self.fake.person_reopens(PROJECT, NUMBER, thread_id, "bob")
+
     def token(self) -> str:
         return BOT_TOKEN
 

@@ -70,6 +70,9 @@ class BitbucketSide:
     def resolve(self, thread_id: str) -> None:
         self.fake.person_resolves(thread_id, "bob")
 
+    def reopen(self, thread_id: str) -> None:
+        self.fake.person_reopens(thread_id)
+
     def token(self) -> str:
         return TOKEN
 

@@ -123,6 +123,14 @@ class BitbucketState:
                 pr, int(comment_id), user, {"version": version, "threadResolved": True}
             )
 
+    def person_reopens(self, repo: str, number: int, comment_id: str, user: str) -> None:
+        with self.lock:
+            pr = self.pull_request(repo, number)
+            version = pr.comments[int(comment_id)]["version"]
+            self.update_comment(
+                pr, int(comment_id), user, {"version": version, "threadResolved": False}
+            )
+
     def pull_request(self, repo: str, number: int) -> PullRequest:
         project, _, slug = repo.partition("/")
         return self._prs[(project, slug, number)]
@@ -247,6 +255,10 @@ class BitbucketState:
             comment["threadResolved"] = True
             comment["threadResolver"] = _user(user)
             comment["threadResolvedDate"] = self._now()
+        elif data.get("threadResolved") is False and comment["threadResolved"]:
+            comment["threadResolved"] = False  # reopened: no resolver any more
+            comment.pop("threadResolver", None)
+            comment.pop("threadResolvedDate", None)
         comment["version"] += 1
         comment["updatedDate"] = self._now()
         return self.comment_json(pr, comment_id)

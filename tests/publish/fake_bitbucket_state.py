@@ -155,6 +155,12 @@ class BitbucketState:
             _, comment = self._find_anywhere(int(comment_id))
             comment["resolution"] = self._resolution(self._user(nickname))
 
+    def person_reopens(self, comment_id: str) -> None:
+        """`DELETE .../comments/{id}/resolve`: the comment thread open again."""
+        with self.lock:
+            _, comment = self._find_anywhere(int(comment_id))
+            comment.pop("resolution", None)
+
     def comments(self, repo: str, number: int) -> list[Json]:
         with self.lock:
             return copy.deepcopy(self._pulls[(repo, number)].comments)

@@ -146,6 +146,11 @@ class GitLabState:
             _, discussion = self._discussion_anywhere(discussion_id)
             _set_resolved(discussion, self._user_json(self._user(username)), True, self._now())
 
+    def person_unresolves(self, discussion_id: str, username: str) -> None:
+        with self.lock:
+            _, discussion = self._discussion_anywhere(discussion_id)
+            _set_resolved(discussion, self._user_json(self._user(username)), False, self._now())
+
     def person_replies(self, discussion_id: str, body: str, username: str) -> Json:
         with self.lock:
             mr, discussion = self._discussion_anywhere(discussion_id)

@@ -72,6 +72,9 @@ class GiteaSide:
     def resolve(self, thread_id: str) -> None:
         self.fake.person_resolves(PROJECT, NUMBER, int(thread_id.split(":")[0]), "bob")
 
+    def reopen(self, thread_id: str) -> None:
+        self.fake.person_unresolves(PROJECT, NUMBER, int(thread_id.split(":")[0]))
+
     def token(self) -> str:
         return fake_gitea.TOKEN
 

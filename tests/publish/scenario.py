@@ -89,6 +89,7 @@ class Side(Protocol):
     def summaries(self) -> list[str]: ...
     def dismiss(self, thread_id: str, text: str) -> None: ...
     def resolve(self, thread_id: str) -> None: ...
+    def reopen(self, thread_id: str) -> None: ...
     def env(self, token: str | None = None) -> dict[str, str]: ...
     def token(self) -> str: ...
 
@@ -133,6 +134,9 @@ class GitHubSide:
 
     def resolve(self, thread_id: str) -> None:
         self.fake.person_resolves(thread_id, "bob")
+
+    def reopen(self, thread_id: str) -> None:
+        self.fake.person_unresolves(thread_id)
 
     def token(self) -> str:
         return fake_github.TOKEN
@@ -184,6 +188,9 @@ class GitLabSide:
 
     def resolve(self, thread_id: str) -> None:
         self.fake.person_resolves(thread_id, "bob")
+
+    def reopen(self, thread_id: str) -> None:
+        self.fake.person_unresolves(thread_id, "bob")
 
     def token(self) -> str:
         return fake_gitlab.BOT_TOKEN

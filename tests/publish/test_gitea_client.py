@@ -15,7 +15,7 @@ from reviewflow.errors import (
     PublishSetupError,
     TransientPublishError,
 )
-from reviewflow.publish.gitea import GiteaClient
+from reviewflow.publish.gitea import RESOLVED_ON_SERVER, GiteaClient
 from reviewflow.publish.gitea_api import TOKEN_REFUSED
 from reviewflow.pullrequest.markers import RESOLVED, finding_marker
 from reviewflow.pullrequest.models import NewComment, Platform, RequestRef, SummaryNote
@@ -165,7 +165,8 @@ def test_resolve_replies_then_resolves(gt: FakeGitea) -> None:
     assert [r.kind for r in gt.requests[-2:]] == ["reply", "resolve"]
     first, second = client.read().threads
     assert (first.resolved, first.resolved_by) == (True, BOT)
-    assert [c.body for c in first.comments[1:]] == [f"{RESOLVED}\nno longer reported"]
+    marked = f"{RESOLVED}\nno longer reported\n\n{RESOLVED_ON_SERVER}"  # the resolver counts
+    assert [c.body for c in first.comments[1:]] == [marked]
     assert not second.resolved
 
 

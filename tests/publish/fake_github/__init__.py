@@ -129,6 +129,12 @@ class FakeGitHub(LoopbackServer):
             store = self._api.store
             store.resolve(store.thread(thread_id), store.user(login))
 
+    def person_unresolves(self, thread_id: str) -> None:
+        """`unresolveReviewThread` in the web view: open again, no one resolved it."""
+        with self._api.lock:
+            thread = self._api.store.thread(thread_id)
+            thread.resolved, thread.resolved_by = False, None
+
     def person_replies(self, thread_id: str, body: str, login: str) -> None:
         with self._api.lock:
             store = self._api.store
