@@ -201,15 +201,17 @@ class AzureDevOpsClient:
 def _finding_thread(
     comment: NewComment, iteration: int, tracking: int
 ) -> m.GitPullRequestCommentThread:
-    """An active thread on new-side lines start..end of the comment's file (offset 1: the
-    first character of the first line, through the start of the last)."""
+    """An active thread on new-side lines start..end of the comment's file: from the first
+    character of the first line (offset 1, columns counted from 1 as Azure DevOps' web view
+    does) to the end of the last (the column after its last character, so the whole span is
+    highlighted)."""
     return m.GitPullRequestCommentThread(
         comments=[m.Comment(content=comment.body, parent_comment_id=0, comment_type="text")],
         status="active",
         thread_context=m.CommentThreadContext(
             file_path="/" + comment.path.lstrip("/"),
             right_file_start=m.CommentPosition(line=comment.start_line, offset=1),
-            right_file_end=m.CommentPosition(line=comment.end_line, offset=1),
+            right_file_end=m.CommentPosition(line=comment.end_line, offset=comment.end_length + 1),
         ),
         pull_request_thread_context=m.GitPullRequestCommentThreadContext(
             change_tracking_id=tracking,
