@@ -32,21 +32,35 @@ def build_index(
     repo: Path, tree_ish: str, store: IndexStore, progress: Progress | None = None
 ) -> IndexStats:
     """Index the source files of `tree_ish`, parsing only blobs the store has no record of."""
-    return index_tree(repo, tree_ish, store, progress).stats
+    return _update(repo, tree_ish, store, progress)[2]
 
 
 def index_tree(
     repo: Path, tree_ish: str, store: IndexStore, progress: Progress | None = None
 ) -> CodeIndex:
-    """`build_index`, then the index of the tree itself, ready to query."""
+    """`build_index`, then the index of the tree itself (every record loaded), to query."""
+    files, parsed, stats = _update(repo, tree_ish, store, progress)
+    keys = {key for _, key in files.values()}
+    records = {**store.load(keys - set(parsed)), **parsed}
+    return CodeIndex(
+        repo=repo,
+        files={path: records[key] for path, (_, key) in files.items() if key in records},
+        blobs={path: blob for path, (blob, _) in files.items()},
+        stats=stats,
+    )
+
+
+def _update(
+    repo: Path, tree_ish: str, store: IndexStore, progress: Progress | None
+) -> tuple[dict[str, tuple[str, str]], dict[str, FileIndex], IndexStats]:
+    """Parse and store the blobs of `tree_ish` the store lacks: (files, new records, stats)."""
     started = time.monotonic()
     files = list_sources(repo, tree_ish)  # path -> (blob, key)
     keys = {key for _, key in files.values()}
-    missing = keys - store.present(keys)
+    todo = sorted(keys - store.present(keys))
     blob_of_key = {key: blob for blob, key in files.values()}
     parsed: dict[str, FileIndex] = {}
     pending: list[tuple[str, FileIndex]] = []
-    todo = sorted(missing)
     for done, (key, source) in enumerate(_read_blobs(repo, todo, blob_of_key), start=1):
         record = parse_source(source, key.split(":", 1)[0])
         parsed[key] = record
@@ -57,7 +71,6 @@ def index_tree(
         if progress is not None:
             progress(done, len(todo))
     store.save(pending)
-    records = {**store.load(keys - missing), **parsed}
     fresh = sum(1 for _, key in files.values() if key in parsed)
     stats = IndexStats(
         files=len(files),
@@ -65,12 +78,7 @@ def index_tree(
         reused=len(files) - fresh,
         seconds=round(time.monotonic() - started, 3),
     )
-    return CodeIndex(
-        repo=repo,
-        files={path: records[key] for path, (_, key) in files.items() if key in records},
-        blobs={path: blob for path, (blob, _) in files.items()},
-        stats=stats,
-    )
+    return files, parsed, stats
 
 
 def list_sources(repo: Path, tree_ish: str) -> dict[str, tuple[str, str]]:
