@@ -16,10 +16,11 @@ from prefect.artifacts import create_table_artifact
 from prefect.blocks.system import Secret
 from prefect.exceptions import FailedRun
 from prefect.runtime import flow_run
-from prefect.states import Completed, Failed, State
+from prefect.states import Cancelled, Completed, Failed, State
 from pydantic import SecretStr
 
-from flows.review_flow import run_review
+from flows.review_flow import name_run, run_review
+from reviewflow.cancel import EXIT_CODE as CANCELLED_EXIT
 from reviewflow.ci import ci_variables
 from reviewflow.config import Config, home_dir, load_config
 from reviewflow.errors import ConfigError
@@ -111,7 +112,8 @@ def ci_review(
     the pull/merge request `pull_request` of `platform_repo` on `platform` (its findings are
     published there; its range is the request's, or only what is new since the last review).
 
-    Ends Completed ("gate passed") or, where the CLI would exit 1 or 2, Failed (`failed`).
+    Named by the review's ID, as its `review` subflow's run is. Ends Completed ("gate passed"),
+    Cancelled where the CLI would exit 130, or, where it would exit 1 or 2, Failed (`failed`).
     Either way the run's summary is its table artifact (`summary_key`); a Completed run's
     result is the same summary.
     """
@@ -141,6 +143,7 @@ def ci_review(
     token = publish_token(config)
     with publishing(config, env, request, token=token, run_url=flow_run.ui_url) as request:
         run = run_review(request, config)
+    name_run(run.outcome.review_id)
     summary = run_summary(run).model_dump(mode="json")
     if run.published is not None:
         summary["pull_request"] = run.published.url  # the artifact links to the request
@@ -150,6 +153,8 @@ def ci_review(
     if run.publish_error:
         get_run_logger().warning(run.publish_error)
     reason = run_reason(run, config.review.fail_on)
+    if run.exit_code == CANCELLED_EXIT:
+        return Cancelled(message=reason, data=FailedRun(reason))
     if reason:
         get_run_logger().error(reason)
         return failed(reason)

@@ -84,7 +84,7 @@ def review_branch(
         ci_variables=ci_variables(env) or (DEPLOYMENT_CI,),
     )
     try:
-        run = run_review(request, config, name=f"review {branch}")
+        run = run_review(request, config)  # its flow run is named by the review's ID
     except ReviewError as exc:
         reason = " ".join(str(exc).split())
         return BranchReview(

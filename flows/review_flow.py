@@ -1,5 +1,6 @@
 """The review flow (`review`), and how a process runs it: in threads, on Dask, or on the managed
-server with the review's key in a provider pool of this process."""
+server with the review's key in a provider pool of this process. Its flow run is named by the
+review's ID and ends in the state its exit code says (`ended`)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,18 @@ from contextlib import AbstractContextManager, nullcontext
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any
+from uuid import UUID
 
 from prefect import Flow, flow
+from prefect.client.orchestration import get_client
+from prefect.runtime import flow_run
 from prefect.settings import (
     PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
     Settings,
     get_current_settings,
     temporary_settings,
 )
+from prefect.states import Cancelled, Failed, State
 from pydantic import BaseModel, ConfigDict, SkipValidation, model_serializer
 
 from flows.runners import submitted, task_runner_for, threads
@@ -33,6 +38,8 @@ from reviewflow.publish.setup import fallback_summary
 from reviewflow.pullrequest.context import PullRequestContext
 from reviewflow.pullrequest.models import PublishResult
 from reviewflow.report.assemble import review_outcome
+from reviewflow.report.gate import run_reason
+from reviewflow.report.location import review_id
 from reviewflow.report.outcome import ReviewRun
 from reviewflow.request import ReviewRequest
 from reviewflow.review.jobs import snapshot_of
@@ -53,8 +60,22 @@ from tasks.silence import load_dismissals, silence_findings
 from tasks.snapshot import identify_snapshot, ship_snapshot
 
 ReviewFlow = Flow[
-    [ReviewRequest, Config, ProviderHandle, dict[str, Any] | None, "Prepared | None"], ReviewRun
+    [ReviewRequest, Config, ProviderHandle, dict[str, Any] | None, "Prepared | None"],
+    "ReviewRun | State[ReviewRun]",
 ]
+
+
+class ReviewEnded(Exception):
+    """The result of a review's flow run that ended Cancelled (exit 130) or Failed (exit 2):
+    the reason, and the review's run for the process that ran it (a Failed or Cancelled state's
+    result must be an exception for Prefect to read it back)."""
+
+    def __init__(self, reason: str, run: ReviewRun) -> None:
+        super().__init__(reason)
+        self.run = run
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ReviewEnded, (str(self), self.run))
 
 
 class Prepared(BaseModel):
@@ -87,7 +108,7 @@ def review(
     handle: ProviderHandle,
     estimate: dict[str, Any] | None = None,
     prepared: Prepared | None = None,
-) -> ReviewRun:
+) -> ReviewRun | State[ReviewRun]:
     """Review one change: diff, files and rules, the model stages per file, findings, reports.
     `estimate`: the CLI's (it printed it at the start), else this run's `estimate_cost` stage
     makes it (a deployment's run, a CLI review with `--console off` or `--sast`). `prepared`:
@@ -97,6 +118,7 @@ def review(
     handed = None if prepared is None else prepared.scope
     scope = prepare_review(as_is(request), as_is(config.review), as_is(handed))
     change = scope.change
+    named = name_run(review_id(started, change.diff_sha256[:8]))  # as its report names it
     dismissed = load_dismissals(scope.change.repo_root, scope.trusted_ref, request.home)
     if request.pull_request is not None:  # nor does a carried finding dismissed in the file
         context = request.pull_request.with_dismissed(dismissed.reasons())
@@ -144,8 +166,30 @@ def review(
         as_is(outcome), as_is(config.output), request.home
     )
     run = ReviewRun(outcome=final, written=written, report_error=failure)
+    if final.review_id != named:  # its reports' folder took another ID (one was taken)
+        name_run(final.review_id)
     if request.pull_request is not None:
         run = _publish(run, request.pull_request)
+    return ended(run, config)
+
+
+def name_run(name: str) -> str:
+    """Name this flow run `name` (the review's ID) in the Prefect API."""
+    run_id = flow_run.get_id()
+    if run_id is not None:
+        with get_client(sync_client=True) as client:
+            client.update_flow_run(UUID(run_id), name=name)
+    return name
+
+
+def ended(run: ReviewRun, config: Config) -> ReviewRun | State[ReviewRun]:
+    """How the review's flow run ends: Cancelled for exit 130, Failed with the reason for exit 2
+    (both with `ReviewEnded` as their result), else Completed with the run."""
+    if run.exit_code == CANCELLED_EXIT:
+        return Cancelled(message=CANCELLED.message, data=ReviewEnded(CANCELLED.message, run))
+    if run.exit_code == 2:
+        reason = run_reason(run, config.review.fail_on)
+        return Failed(message=reason, data=ReviewEnded(reason, run))
     # As is: Prefect would otherwise walk the whole outcome at the flow's end looking for futures.
     return as_is(run)
 
@@ -230,21 +274,18 @@ def run_review(
     config: Config,
     *,
     progress: ReviewObserver | None = None,
-    name: str | None = None,
     estimate: dict[str, Any] | None = None,
     scope: Scope | None = None,
 ) -> ReviewRun:
     """Run the review flow in this process, its key in a provider pool of this process (never a
-    parameter); `progress` is told of requests and finished files, `name` names the flow run,
-    `estimate` and `scope` are the review's estimate and front half as the CLI made them (the
-    flow then makes neither).
+    parameter); `progress` is told of requests and finished files, `estimate` and `scope` are
+    the review's estimate and front half as the CLI made them (the flow then makes neither).
+    A run that ended Cancelled or Failed (exit 130 or 2) returns its review all the same.
     What the run writes (cached answers, reports' folders) is the user's alone. The review's
     budget (`review.max_tokens`, `review.max_cost`) is held by its pool: every request of the
     review, from whichever of its threads, draws on it."""
     budget = budget_for(config)  # ConfigError for one that cannot hold, before the flow starts
     flow_ = review_flow(config)
-    if name:
-        flow_ = flow_.with_options(flow_run_name=name)
     with (
         private_umask(),
         ProviderPool.from_config(config, observer=progress, budget=budget) as pool,
@@ -265,6 +306,8 @@ def run_review(
                 raise KeyboardInterrupt from None
             raise
     result = unquoted(state.result(raise_on_failure=False))
+    if isinstance(result, ReviewEnded):  # ended Cancelled or Failed (exit 130 or 2)
+        return result.run
     if isinstance(result, BaseException):
         raise result
     return ReviewRun.model_validate(result)
