@@ -173,7 +173,7 @@ def _review(
         sast_scan = early_scan(config, scope, effective)  # runs while the review starts
         if sast_scan is not None:
             effective = effective.model_copy(update={"sast_prescanned": True})
-        estimate = print_estimate(scope, config, sast=sast_scan is not None)
+        estimate = print_estimate(scope, config, sast_scan)
         started = datetime.now(UTC)  # the review has started: a cancel from here on is reported
         try:
             with (
@@ -211,19 +211,23 @@ def early_scan(config: Config, scope: Scope, request: ReviewRequest) -> EarlySca
     return EarlyScan(scope, config.review, request.home, request.no_cache)
 
 
-def print_estimate(scope: Scope, config: Config, *, sast: bool) -> dict[str, Any] | None:
+def print_estimate(
+    scope: Scope, config: Config, sast_scan: EarlyScan | None
+) -> dict[str, Any] | None:
     """The review's expected cost, one line on stderr, before its first request; not with
     `--console off`, which keeps stderr to the one line of an exit 2. The estimate, for the
-    flow's report (None: the flow makes it; with `--sast` the scan's hints, not yet known
-    here, are part of its prompts)."""
+    flow's report (None: the flow makes it). With `--sast` it counts the scan's hints, as the
+    report's does (one function): the early scan is waited for; a scan that failed gives
+    None, and the flow's stage fails the review before any request."""
     if config.output.console is ConsoleMode.OFF:
         return None
     from reviewflow.cost.review import scope_estimate
     from reviewflow.cost.text import estimate_line
 
-    estimate = scope_estimate(scope, config)
+    scan = sast_scan.result() if sast_scan is not None else None
+    estimate = scope_estimate(scope, config, scan)
     sys.stderr.write(f"reviewflow: {estimate_line(estimate)}\n")
-    return None if sast else estimate
+    return None if sast_scan is not None and scan is None else estimate
 
 
 def cancelled_run(

@@ -1,7 +1,9 @@
 """The pre-scan started early: the CLI runs a review's semgrep scan in a thread of its own while
 the review starts (Prefect's flow run, the diff and file selection again inside the flow), so
-the scan adds little to the review's wall time. What can be refused at once is refused before
-the thread starts: semgrep missing or of another version, rules that are not semgrep YAML.
+the scan adds little to the review's wall time. (The estimate the CLI prints before the review
+counts the scan's hints, as the report's does: with the console on, `result` waits for it.)
+What can be refused at once is refused before the thread starts: semgrep missing or of another
+version, rules that are not semgrep YAML.
 
 The early scan holds the SAST cache's lock from the moment it is started until its results are
 in the cache; the flow's `sast_prescan` stage takes the same lock, so it waits for the scan
@@ -21,6 +23,7 @@ from types import TracebackType
 from reviewflow.config import ReviewSettings
 from reviewflow.errors import ReviewError
 from reviewflow.sast.cache import SastCache
+from reviewflow.sast.models import SastScan
 from reviewflow.sast.scan import prepare, scan_locked, verify_semgrep
 from reviewflow.select.scope import Scope
 
@@ -36,6 +39,7 @@ class EarlyScan:
         cache = SastCache(home, refresh)
         verify_semgrep(prepared[0], cache)  # another version, too (remembered once it passed)
         self.error: ReviewError | None = None
+        self._result: SastScan | None = None
         self._guard = threading.Lock()
         self._processes: list[subprocess.Popen[bytes]] = []
         self._stopped = False
@@ -43,7 +47,9 @@ class EarlyScan:
 
         def scan() -> None:
             try:
-                scan_locked(scope, settings, prepared, cache, started, watch=self._watch)
+                self._result = scan_locked(
+                    scope, settings, prepared, cache, started, watch=self._watch
+                )
             except ReviewError as err:  # the flow's stage meets it again and fails the review
                 self.error = err
             finally:
@@ -59,6 +65,16 @@ class EarlyScan:
             stopped = self._stopped
         if stopped:
             _kill(process)
+
+    def result(self) -> SastScan | None:
+        """The scan's results once it is done (None when it failed: the flow's stage meets
+        the error again). Interrupted while waiting, the scan is stopped first."""
+        try:
+            self._thread.join()
+        except BaseException:
+            self.stop()
+            raise
+        return self._result
 
     def stop(self) -> None:
         """Kill the scan's semgrep process (and any it would start): its thread then ends."""
