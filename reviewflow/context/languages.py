@@ -2,7 +2,8 @@
 
 A language is a grammar from a prebuilt wheel (nothing is downloaded at run time) and one
 `queries/<name>.scm` file of this package. The key of a language changes with the grammar's
-version and the query's text, so an index record made by an older parser is never reused.
+version, the query's text and the record version, so an index record made by another parser
+is never reused.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from importlib import metadata, resources
 from pathlib import PurePosixPath
 
 import tree_sitter
+
+from reviewflow.context.records import RECORD_VERSION
 
 # name: (module, function returning the grammar, distribution)
 _GRAMMARS: dict[str, tuple[str, str, str]] = {
@@ -108,7 +111,8 @@ def load(name: str) -> Language:
     grammar = tree_sitter.Language(getattr(importlib.import_module(module), function)())
     text = query_text(name)
     version = f"{metadata.version('tree-sitter')}/{metadata.version(distribution)}"
-    digest = hashlib.sha256(f"{name}\0{version}\0{text}".encode()).hexdigest()[:12]
+    seed = f"{name}\0{version}\0{RECORD_VERSION}\0{text}"
+    digest = hashlib.sha256(seed.encode()).hexdigest()[:12]
     return Language(name, grammar, tree_sitter.Query(grammar, text), f"{name}:{digest}")
 
 

@@ -13,6 +13,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+RECORD_VERSION = 1
+"""Raised whenever what a record holds, or how the parser fills it, changes: records made by
+another version are never reused (the version is part of every record's key)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Definition:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from reviewflow.context import languages
 from reviewflow.context.build import build_index, index_tree, list_sources
 from reviewflow.context.store import IndexStore, IndexStoreError
 from reviewflow.errors import GitError
@@ -133,3 +134,19 @@ def test_a_store_that_cannot_be_made_is_one_line(tmp_path: Path) -> None:
         IndexStore(tmp_path / "file" / "index")
     assert str(err.value).startswith("cannot open the code index at ")
     assert err.value.exit_code == 2
+
+
+def test_records_of_another_parser_version_are_not_reused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "repo", PY_FILES)
+    with IndexStore(tmp_path / "store") as store:
+        assert build_index(repo.root, "HEAD", store).parsed == 6
+        monkeypatch.setattr(languages, "RECORD_VERSION", languages.RECORD_VERSION + 1)
+        languages.load.cache_clear()
+        try:
+            assert build_index(repo.root, "HEAD", store).parsed == 6
+        finally:
+            monkeypatch.undo()
+            languages.load.cache_clear()
+        assert build_index(repo.root, "HEAD", store).parsed == 0
