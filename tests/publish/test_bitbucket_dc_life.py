@@ -111,7 +111,9 @@ def test_hostile_text_arrives_inert(bb: FakeBitbucketDC) -> None:
     assert _run(bb, [hostile]).posted == 1
     (root,) = [c for c in bb.roots(REPO, PR) if "anchor" in c]
     text = root["text"]
-    assert text.startswith(f"[//]: # (reviewflow:finding {hostile.fingerprint})\n\n")
+    marker = text.partition("\n\n")[0]  # the finding's marker, describing it
+    assert marker.startswith(f"[//]: # (reviewflow:finding {hostile.fingerprint} ")
+    assert marker.endswith(")") and "\n" not in marker
     body = text.split("\n\n", 1)[1]
     assert not re.search(r"@[\w\"]", body)  # every mention broken by a zero-width space
     assert not re.search(r"(?<!\\)<", body)  # no tag: every < escaped
