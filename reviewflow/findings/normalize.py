@@ -60,7 +60,10 @@ def normalize_severity(value: str) -> Severity | None:
 
 def normalize_path(named: str, reviewed: Collection[str]) -> str:
     """The repository path a model meant by `named`: backslashes, `./` and a diff's `a/`/`b/`
-    prefix removed (the prefix only where the prefixed path is not itself reviewed)."""
+    prefix removed (the prefix only where the prefixed path is not itself reviewed). A reviewed
+    path named exactly is that path (a name shown with `\\xNN`, a backslash in a name)."""
+    if named.strip() in reviewed:
+        return named.strip()
     path = re.sub(r"/+", "/", named.strip().replace("\\", "/"))
     while path.startswith("./"):
         path = path[2:]

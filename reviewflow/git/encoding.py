@@ -9,6 +9,9 @@ UTF-8. Any other is decoded once, line by line, with the first of: its `encoding
 style); else as UTF-8 with each invalid byte replaced by U+FFFD, and a note says so. Only
 encodings that keep ASCII as it is (Latin-1, Windows-1252, Shift JIS, ...) are used line by
 line; a declared UTF-16 or unknown name is noted and the UTF-8 reading is kept.
+
+Names are not decoded: a name's bytes that are not UTF-8 are shown as `\\xNN` (`shown`), the
+form the reports, the model and the console get, and `from_shown` reads back for Git.
 """
 
 from __future__ import annotations
@@ -169,17 +172,27 @@ def _replaced(name: str, why: str) -> str:
     )
 
 
+def named(diff: FileDiff) -> FileDiff:
+    """`diff` with its names as shown (`shown`): the form every later stage, report and
+    request holds; `reviewflow.review.reader` reads a shown name back for Git."""
+    old = None if diff.old_path is None else shown(diff.old_path)
+    if is_utf8(diff.path) and (diff.old_path is None or is_utf8(diff.old_path)):
+        return diff
+    return replace(diff, path=shown(diff.path), old_path=old)
+
+
 def decode_files(
     files: Sequence[FileDiff],
     attributes: Callable[[list[str]], dict[str, str]],
     head: Callable[[FileDiff], bytes],
 ) -> tuple[list[FileDiff], list[Note]]:
-    """Every file of a change with its text decoded, and a note per file read with
-    replacement characters. `attributes` gives the declared encoding of the paths that need
-    one, `head` the first bytes of a file whose hunks do not hold its first lines."""
+    """Every file of a change with its text decoded and its names as shown (`named`), and a
+    note per file read with replacement characters. `attributes` gives the declared encoding
+    of the paths that need one, `head` the first bytes of a file whose hunks do not hold its
+    first lines."""
     todo = [i for i, diff in enumerate(files) if needs_decoding(diff)]
     if not todo:
-        return list(files), []
+        return [named(diff) for diff in files], []
     declared = attributes([files[i].path for i in todo])
     out = list(files)
     notes: list[Note] = []
@@ -188,8 +201,8 @@ def decode_files(
         codec, note = declared_codec(diff, declared.get(diff.path), head)
         out[i] = decoded_file(diff, codec or "utf-8")
         if note:
-            notes.append((diff.path, note))
-    return out, notes
+            notes.append((shown(diff.path), note))
+    return [named(diff) for diff in out], notes
 
 
 def read_attributes(root: Path, paths: list[str], tree: str | None = None) -> dict[str, str]:

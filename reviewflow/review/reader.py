@@ -5,6 +5,9 @@ stdin reviews read the working tree. A snapshot shipped to workers that cannot s
 repository (`review.shared_store`) is read from this machine's clone of its bundle
 (reviewflow.git.bundle). Every path the model names goes through `confine`: absolute paths,
 `..`, `.git` and symlinks that leave the repository are refused.
+
+Names are handled as the change holds them (`reviewflow.git.encoding.shown`): a name's bytes
+that are not UTF-8 as `\\xNN`, read back here where Git or the file system is given the name.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from reviewflow.errors import GitError, ToolError
 from reviewflow.git.bundle import bundle_snapshot, clone_of
+from reviewflow.git.encoding import from_shown, shown
 from reviewflow.git.runner import run_git
 
 SYMLINK_MODE = "120000"
@@ -49,8 +53,9 @@ def ship(snapshot: Snapshot, store: Path) -> Snapshot:
 
 
 def normalize(path: str) -> str:
-    """`path` as a clean repository-relative path; ToolError for absolute paths and `..`."""
-    text = path.strip().replace("\\", "/")
+    """`path` as a clean repository-relative path (as Git names it: `\\xNN` read back as the
+    byte); ToolError for absolute paths and `..`."""
+    text = from_shown(path.strip()).replace("\\", "/")
     if not text or "\0" in text:
         raise ToolError("file_path is empty")
     if text.startswith("/") or (len(text) > 1 and text[1] == ":"):
@@ -66,12 +71,13 @@ def normalize(path: str) -> str:
 
 
 def confine(snapshot: Snapshot, path: str) -> str:
-    """The repository-relative path `path` reads, after symlinks inside the repository;
-    ToolError when it is absolute, uses `..`, or a symlink takes it out of the repository."""
+    """The repository-relative path `path` reads, after symlinks inside the repository (as
+    shown); ToolError when it is absolute, uses `..`, or a symlink takes it out of the
+    repository."""
     clean = normalize(path)
     if snapshot.ref is None:
-        return _confine_worktree(snapshot.root, clean, path)
-    return _confine_tree(snapshot, clean, path)
+        return shown(_confine_worktree(snapshot.root, clean, path))
+    return shown(_confine_tree(snapshot, clean, path))
 
 
 def _confine_worktree(root: Path, clean: str, original: str) -> str:
@@ -119,18 +125,19 @@ def _first_symlink(snapshot: Snapshot, parts: list[str]) -> tuple[int, str] | No
 
 def read_bytes(snapshot: Snapshot, path: str) -> bytes:
     """The content of the confined `path` in the snapshot; ToolError when it is not a file."""
+    name = from_shown(path)
     if snapshot.ref is None:
-        target = snapshot.root / path
+        target = snapshot.root / name
         if not target.is_file():
             raise ToolError(f"'{path}' does not exist in the reviewed snapshot")
-        if _ignored(snapshot, path):  # `.env` and build output: not part of the change's code
+        if _ignored(snapshot, name):  # `.env` and build output: not part of the change's code
             raise ToolError(f"'{path}' is ignored by git (.gitignore): not readable")
         try:
             return target.read_bytes()
         except OSError as err:
             raise ToolError(f"'{path}' cannot be read: {err.strerror or err}") from None
     try:
-        return run_git(snapshot.root, ["cat-file", "blob", f"{snapshot.ref}:{path}"])
+        return run_git(snapshot.root, ["cat-file", "blob", f"{snapshot.ref}:{name}"])
     except GitError:
         raise ToolError(f"'{path}' does not exist in the reviewed snapshot") from None
 
@@ -157,7 +164,7 @@ def list_files(snapshot: Snapshot) -> list[str]:
     if snapshot.ref is None:
         root = os.fsencode(snapshot.root)
         names = [name for name in names if os.path.lexists(os.path.join(root, name))]
-    return sorted({name.decode("utf-8", "replace") for name in names})
+    return sorted({shown(os.fsdecode(name)) for name in names})
 
 
 def grep(snapshot: Snapshot, flags: list[str], text: str, pathspecs: list[str]) -> bytes:
@@ -167,7 +174,7 @@ def grep(snapshot: Snapshot, flags: list[str], text: str, pathspecs: list[str]) 
         args.insert(1, "--untracked")
     else:
         args.append(snapshot.ref)
-    args += ["--", *pathspecs]
+    args += ["--", *(from_shown(spec) for spec in pathspecs)]
     return _git(snapshot, args, ok=(0, 1))
 
 

@@ -22,7 +22,7 @@ from pydantic import (
 )
 
 from reviewflow.errors import ToolError
-from reviewflow.git.encoding import decode_text
+from reviewflow.git.encoding import decode_text, shown
 from reviewflow.providers.messages import ToolDefinition
 from reviewflow.review import reader
 from reviewflow.review.reader import Snapshot
@@ -121,7 +121,7 @@ def code_search(snapshot: Snapshot, args: CodeSearchArgs) -> str:
     raw = reader.grep(snapshot, flags, args.search_text, args.file_patterns)
     prefix = f"{snapshot.ref}:" if snapshot.ref else ""
     lines = []
-    for record in raw.decode("utf-8", "replace").splitlines():
+    for record in shown(raw.decode("utf-8", "surrogateescape")).splitlines():
         parts = record.split("\0", 2)
         if len(parts) == 3:
             lines.append(f"{parts[0].removeprefix(prefix)}:{parts[1]}:{_cut(parts[2])}")
@@ -160,6 +160,6 @@ def file_find(snapshot: Snapshot, args: FileFindArgs) -> str:
             found.append(path)
     if not found:
         return "no files found"
-    shown = found[:MAX_FOUND_FILES]
-    more = f"\n[{len(found) - len(shown)} more not shown]" if len(found) > len(shown) else ""
-    return cap_output(f"{len(found)} files\n" + "\n".join(shown) + more)
+    listed = found[:MAX_FOUND_FILES]
+    more = f"\n[{len(found) - len(listed)} more not shown]" if len(found) > len(listed) else ""
+    return cap_output(f"{len(found)} files\n" + "\n".join(listed) + more)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from reviewflow.git.encoding import from_shown
 from reviewflow.git.models import FileDiff, FileStatus
 from reviewflow.rules.loader import RuleSet
 from reviewflow.rules.models import ResolvedRule
@@ -242,7 +243,7 @@ def _escapes(worktree: Path, parts: list[str], is_symlink: bool) -> bool:
     so only its parent directories must stay inside.
     """
     root = os.path.realpath(worktree)
-    checked = parts[:-1] if is_symlink else parts
+    checked = [from_shown(part) for part in (parts[:-1] if is_symlink else parts)]
     target = os.path.realpath(os.path.join(root, *checked))
     if os.path.commonpath([root, target]) != root:
         return True

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from reviewflow.git.encoding import from_shown
 from reviewflow.git.models import DiffMode, FileDiff, FileStatus
 from reviewflow.git.quoting import decode_path
 from tests.git.conftest import collect
@@ -65,7 +66,9 @@ def _raw(data: bytes) -> dict[str, Names]:
 
 
 def _ours(diff: FileDiff) -> Names:
-    return (diff.status, diff.old_path, diff.path, diff.similarity)
+    """As Git names them: the change shows a name's bytes that are not UTF-8 as `\\xNN`."""
+    old = None if diff.old_path is None else from_shown(diff.old_path)
+    return (diff.status, old, from_shown(diff.path), diff.similarity)
 
 
 def test_every_file_of_every_commit_matches_git(tmp_path: Path) -> None:
@@ -81,7 +84,7 @@ def test_every_file_of_every_commit_matches_git(tmp_path: Path) -> None:
         numstat = _numstat(_git(root, *flags[:-1], "--numstat", "-z", parent, sha))
         raw = _raw(_git(root, *flags[:-1], "--raw", "-z", parent, sha))
         change = collect(root, DiffMode.COMMIT, commit=sha)
-        ours = {f.path: f for f in change.files}
+        ours = {from_shown(f.path): f for f in change.files}
         assert len(ours) == len(change.files), f"duplicate path in {sha}"
         assert set(ours) == set(raw) == set(numstat), sha
         for path, diff in ours.items():

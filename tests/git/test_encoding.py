@@ -3,8 +3,12 @@ read as UTF-8 with replacement characters and a note (issue 37 item 1)."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from reviewflow.git.encoding import decode_text, from_shown, shown
 from reviewflow.git.models import Change, DiffMode, FileDiff
+from reviewflow.select.filtering import path_problem
 from tests.git.conftest import by_path, collect
 from tests.gitutil import GitRepo
 
@@ -95,3 +99,21 @@ def test_decode_text_and_names() -> None:
     name = b"caf\xe9.py".decode("utf-8", "surrogateescape")
     assert shown(name) == "caf\\xe9.py" and from_shown(shown(name)) == name
     assert from_shown("plain.py") == "plain.py" and from_shown("a\\x41") == "a\\x41"
+
+
+def test_a_shown_name_is_checked_as_the_file_it_names(repo: GitRepo, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    repo.symlink(os.fsdecode(b"d\xe9p"), str(outside))
+    assert path_problem("d\\xe9p/secret.py", repo.root) == "symlink escapes the repository"
+
+
+def test_names_that_are_not_utf8_are_shown(repo: GitRepo) -> None:
+    repo.write("base.py", "x = 1\n")
+    repo.commit("base")
+    (repo.root / os.fsdecode(b"caf\xe9.py")).write_bytes(b"y = 2\n")
+    assert [f.path for f in collect(repo).files] == ["caf\\xe9.py"]  # untracked
+    repo.commit("name")
+    repo.git("mv", os.fsdecode(b"caf\xe9.py"), os.fsdecode(b"d\xe9j\xe0.py"))
+    [moved] = collect(repo.root, DiffMode.COMMIT, commit=repo.commit("move")).files
+    assert (moved.old_path, moved.path) == ("caf\\xe9.py", "d\\xe9j\\xe0.py")

@@ -11,11 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import SecretStr
 
+from reviewflow.config import ModelSettings
 from reviewflow.errors import ProviderError, TransientProviderError
 from reviewflow.providers import ModelRequest, ModelResponse, ProviderPool, UserMessage
-from reviewflow.providers.failures import ProviderAuthError, attempts_of
+from reviewflow.providers.failures import ProviderAuthError, UnsendableRequestError, attempts_of
 from reviewflow.providers.pool import ProviderHandle
+from reviewflow.review.recording import failure_status
 from tasks.llm import llm_request, request_model, retry_transient, sender
 from tests.wire_server import TEST_KEY, Delay, HttpError, Text, WireServer
 
@@ -49,6 +52,17 @@ def test_plain_function_needs_no_prefect(wire: WireServer) -> None:
             request_model(pool.handle, REQUEST)
     assert pool.meter.totals().requests == 2
     wire.assert_done()
+
+
+def test_a_request_that_never_left_counts_no_attempt() -> None:
+    """Issue 37 item 1: a request that could not be built reached no server: no attempt."""
+    settings = ModelSettings.model_construct(  # an endpoint the config would refuse
+        protocol="openai", name="m", endpoint="http://[::1/v1", timeout=2.0, api_key=SecretStr("k")
+    )
+    with ProviderPool(settings, 1) as pool, pytest.raises(UnsendableRequestError) as caught:
+        llm_request.fn(pool.handle, REQUEST)
+    assert attempts_of(caught.value) == 0
+    assert failure_status(caught.value) == {"attempts": 0, "status": "error"}
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))

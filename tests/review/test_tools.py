@@ -178,7 +178,10 @@ def test_file_find_output_is_valid_utf8_for_undecodable_names(repo: GitRepo) -> 
     repo.write(os.fsdecode(b"lib/caf\xe9_utils.py"), "x = 1\n")
     sha = repo.commit("latin-1 name")
     for ref in (sha, None):
-        out = tools.file_find(
-            Snapshot(repo_root=str(repo.root), ref=ref), FileFindArgs(query_name="utils")
-        )
-        assert out.encode("utf-8").decode("utf-8") == out and "lib/caf\ufffd_utils.py" in out
+        snapshot = Snapshot(repo_root=str(repo.root), ref=ref)
+        out = tools.file_find(snapshot, FileFindArgs(query_name="utils"))
+        assert out.encode("utf-8").decode("utf-8") == out and "lib/caf\\xe9_utils.py" in out
+        # The name as listed is one the model can read (issue 37 item 3).
+        assert tools.read_lines(snapshot, confine(snapshot, "lib/caf\\xe9_utils.py")) == ["x = 1"]
+        found = tools.code_search(snapshot, CodeSearchArgs(search_text="x = 1"))
+        assert "lib/caf\\xe9_utils.py:1:x = 1" in found
