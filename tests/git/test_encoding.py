@@ -117,3 +117,15 @@ def test_names_that_are_not_utf8_are_shown(repo: GitRepo) -> None:
     repo.git("mv", os.fsdecode(b"caf\xe9.py"), os.fsdecode(b"d\xe9j\xe0.py"))
     [moved] = collect(repo.root, DiffMode.COMMIT, commit=repo.commit("move")).files
     assert (moved.old_path, moved.path) == ("caf\\xe9.py", "d\\xe9j\\xe0.py")
+
+
+def test_the_coding_line_forms_the_docs_name() -> None:
+    body = 'x = "M\xfcller"\n'.encode("latin-1")
+    for line in (
+        b"# vim: set fileencoding=cp1252 :\n",
+        b'<?xml version="1.0" encoding="ISO-8859-1"?>\n',
+        b"// -*- coding: latin-1 -*-\n",
+        b"#!/usr/bin/env python\n# coding=latin-1\n",
+    ):
+        assert decode_text(line + body)[0].endswith('x = "Müller"\n'), line
+    assert decode_text(b'open(f, encoding="latin-1")\n' + body)[1] is None  # code, not a comment
