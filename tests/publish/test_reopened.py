@@ -13,7 +13,12 @@ from typing import Any
 import pytest
 
 from flows.cli.main import main
+from reviewflow.publish.bitbucket_markup import from_bitbucket, to_bitbucket
+from reviewflow.publish.comments import comment_body
+from reviewflow.pullrequest.markers import finding_fingerprint, posted_finding
+from reviewflow.pullrequest.state import PriorFinding
 from tests.flows.reviewer import ScriptedReviewer
+from tests.publish.memory import finding
 from tests.publish.scenario import EXTRA, FIXED, LEAK, SPLIT, PullRequest, Side, use_env
 from tests.publish.sides import PLATFORMS, open_side
 from tests.wire_server import WireServer
@@ -74,3 +79,14 @@ def test_a_thread_a_person_opens_again_fails_the_gate_at_once(
     # And again: still open (the summary's state leaves them to their threads).
     code, report = _cli(pr, monkeypatch, wire, "again")
     assert code == 1 and len(report["pull_request"]["carried"]) == 2
+
+
+def test_a_finding_comment_describes_its_finding_and_an_older_one_names_it_only() -> None:
+    posted = finding("src/a.py", 3, "x = 1", severity="medium", title="Off by one (twice) -->")
+    body = comment_body(posted, "github")
+    assert posted_finding(body) == PriorFinding.of(posted)
+    assert posted_finding(from_bitbucket(to_bitbucket(body))) == PriorFinding.of(posted)
+    older = f"<!-- reviewflow:finding {posted.fingerprint} -->\n\n**MEDIUM** · correctness · t"
+    assert finding_fingerprint(older) == posted.fingerprint and posted_finding(older) is None
+    broken = f"<!-- reviewflow:finding {posted.fingerprint} e30= -->\n"  # `{}`: no severity
+    assert finding_fingerprint(broken) == posted.fingerprint and posted_finding(broken) is None
