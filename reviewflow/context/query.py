@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from reviewflow.context.records import Definition, FileIndex, IndexStats, Reference
-from reviewflow.context.resolve import link
+from reviewflow.context.records import Definition, FileIndex, Import, IndexStats, Reference
+from reviewflow.context.resolve import Mode, import_modes, link, own_names
 from reviewflow.git.runner import run_git
 
 _TEST_PATH = re.compile(
@@ -57,6 +57,10 @@ class CodeIndex:
     blobs: dict[str, str]
     stats: IndexStats
     _lines: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    _modes: dict[tuple[str, str], list[tuple[Import, Mode]]] = field(
+        default_factory=dict, repr=False
+    )
+    _own: dict[str, frozenset[str]] = field(default_factory=dict, repr=False)
 
     @cached_property
     def _definitions(self) -> dict[str, list[tuple[str, int]]]:
@@ -102,7 +106,7 @@ class CodeIndex:
         """Uses of `name`, ranked; with `defined_in`, tied to its definition in that file (the
         file need not define it any more: a deleted symbol's uses are still found)."""
         target = self._target(name, defined_in)
-        unique = len({p for p, i in self._definitions.get(name, ()) if self._visible(p, i)}) <= 1
+        unique = self._unique(name)
         hits: list[ReferenceHit] = []
         for path, i in self._uses(name):
             record = self.files[path]
@@ -110,7 +114,7 @@ class CodeIndex:
             found = None
             if target is not None:
                 def_path, definition = target
-                found = link(path, record, reference, def_path, definition, unique=unique)
+                found = self._link(path, reference, def_path, definition, unique)
             if linked_only and found is None:
                 continue
             hits.append(ReferenceHit(path, reference, record.scope_of(reference), found))
@@ -133,9 +137,34 @@ class CodeIndex:
         lines = self._lines[path]
         return lines[number - 1].strip() if 0 < number <= len(lines) else ""
 
-    def _visible(self, path: str, i: int) -> bool:
-        definition = self.files[path].definitions[i]
-        return not definition.local and definition.kind not in _KIND_ORDER
+    def _link(
+        self, path: str, reference: Reference, def_path: str, definition: Definition, unique: bool
+    ) -> str | None:
+        """`resolve.link`, with each file's imports and names worked out once."""
+        record = self.files[path]
+        if (path, def_path) not in self._modes:
+            self._modes[path, def_path] = import_modes(path, record, def_path)
+        if path not in self._own:
+            self._own[path] = own_names(record)
+        return link(
+            path,
+            record,
+            reference,
+            def_path,
+            definition,
+            unique=unique,
+            modes=self._modes[path, def_path],
+            own=self._own[path],
+        )
+
+    def _unique(self, name: str) -> bool:
+        """At most one file defines `name` visibly (not static, not a prototype or macro)."""
+        paths = set()
+        for path, i in self._definitions.get(name, ()):
+            definition = self.files[path].definitions[i]
+            if not definition.local and definition.kind not in _KIND_ORDER:
+                paths.add(path)
+        return len(paths) <= 1
 
     def _target(self, name: str, defined_in: str | None) -> tuple[str, Definition] | None:
         if defined_in is None:
@@ -160,10 +189,9 @@ class CodeIndex:
     def _reach(self, from_path: str, hit: DefinitionHit, probe: Reference | None = None) -> int:
         if hit.path == from_path:
             return 0
-        record = self.files[from_path]
         probe = probe or Reference(hit.definition.name, "call", 0)
-        unique = len(self._definitions.get(hit.definition.name, ())) <= 1
-        found = link(from_path, record, probe, hit.path, hit.definition, unique=unique)
+        unique = self._unique(hit.definition.name)
+        found = self._link(from_path, probe, hit.path, hit.definition, unique)
         return 1 if found == "confirmed" else 2 if found == "likely" else 3
 
 

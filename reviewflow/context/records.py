@@ -1,6 +1,8 @@
 """The records of the code index: what one source file defines, references and imports.
 
 One `FileIndex` per Git blob (and language), stored compactly as JSON lists by the store.
+Definitions, references and imports are named tuples: a large tree holds hundreds of
+thousands, and a tuple is the cheapest record to load.
 Lines are 1-based. A reference's `scope` is the index of its innermost enclosing definition
 in the same file's `definitions`, or -1 at file level.
 """
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -18,8 +20,7 @@ RECORD_VERSION = 1
 another version are never reused (the version is part of every record's key)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Definition:
+class Definition(NamedTuple):
     """A function, method, class, struct, interface... defined in a file."""
 
     name: str
@@ -33,8 +34,7 @@ class Definition:
     """Visible only inside its file (a C `static` function)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Reference:
+class Reference(NamedTuple):
     """A use of a name: a call, an import, a type, an attribute or a bare name."""
 
     name: str
@@ -45,8 +45,7 @@ class Reference:
     """What the name was reached through: `os.path` in `os.path.join(...)`, else empty."""
 
 
-@dataclass(frozen=True, slots=True)
-class Import:
+class Import(NamedTuple):
     """`module` made visible under `local` (an alias, the imported name or the module's)."""
 
     local: str
@@ -88,8 +87,8 @@ class FileIndex:
                 Definition(n, q, k, a, b, s, doc, bool(loc))
                 for n, q, k, a, b, s, doc, loc in data["d"]
             ),
-            tuple(Reference(*row) for row in data["r"]),
-            tuple(Import(*row) for row in data["i"]),
+            tuple(map(Reference._make, data["r"])),
+            tuple(map(Import._make, data["i"])),
         )
 
 

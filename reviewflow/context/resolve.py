@@ -33,10 +33,14 @@ def link(
     definition: Definition,
     *,
     unique: bool,
+    modes: list[tuple[Import, Mode]] | None = None,
+    own: frozenset[str] | None = None,
 ) -> Link | None:
     """How `ref` (in `ref_path`) is tied to `definition` (in `def_path`), if at all.
 
-    `unique`: no other file of the tree defines a visible symbol of that name.
+    `unique`: no other file of the tree defines a visible symbol of that name. `modes`: the
+    imports of `ref_path` that reach `def_path` (`import_modes`) and `own` the names it
+    defines (`own_names`), when the caller has them.
     """
     receiver = ref.receiver
     if ref_path == def_path:
@@ -45,16 +49,11 @@ def link(
         return "likely"
     if definition.local:
         return None
-    if not receiver and any(
-        d.name == ref.name and d.kind not in _NOT_SHADOWING for d in ref_file.definitions
-    ):
+    if not receiver and ref.name in (own if own is not None else own_names(ref_file)):
         return None  # the file defines that name itself
     language = ref_file.language
-    modes = [
-        (imp, mode)
-        for imp in ref_file.imports
-        if (mode := _imports(language, imp, ref_path, def_path))
-    ]
+    if modes is None:
+        modes = import_modes(ref_path, ref_file, def_path)
     imported = [imp for imp, _ in modes]
     container = _container(definition)
     if any(_through(imp, mode, ref, container) for imp, mode in modes):
@@ -78,6 +77,21 @@ def link(
     if imported or same_package or (unique and language in _GLOBAL_LANGUAGES):
         return "likely"
     return None
+
+
+def own_names(record: FileIndex) -> frozenset[str]:
+    """The names a file defines that hide an imported one (not methods, not prototypes)."""
+    return frozenset(d.name for d in record.definitions if d.kind not in _NOT_SHADOWING)
+
+
+def import_modes(ref_path: str, ref_file: FileIndex, def_path: str) -> list[tuple[Import, Mode]]:
+    """The imports of `ref_path` that reach `def_path`, each with how (`_imports`)."""
+    language = ref_file.language
+    return [
+        (imp, mode)
+        for imp in ref_file.imports
+        if (mode := _imports(language, imp, ref_path, def_path))
+    ]
 
 
 def _through(imp: Import, mode: str, ref: Reference, container: str) -> bool:
