@@ -22,7 +22,7 @@ from pydantic import SecretStr
 from flows.review_flow import name_run, run_review
 from reviewflow.cancel import EXIT_CODE as CANCELLED_EXIT
 from reviewflow.ci import ci_variables
-from reviewflow.config import Config, home_dir, load_config
+from reviewflow.config import Config, home_dir, load_config, parameter_origins
 from reviewflow.errors import ConfigError
 from reviewflow.git.mirror import fetch_request_head, is_remote, local_repository
 from reviewflow.publish.platforms import spec_of
@@ -35,14 +35,21 @@ from reviewflow.request import ReviewRequest
 DEPLOYMENT_CI = "deployment"
 
 
-def deployed_config(overrides: Mapping[str, Any] | None, env: Mapping[str, str]) -> Config:
-    """The worker's config (its file and environment) with the run's overrides and API key."""
+def deployed_config(
+    overrides: Mapping[str, Any] | None,
+    env: Mapping[str, str],
+    named: Mapping[str, str] | None = None,
+) -> Config:
+    """The worker's config (its file and environment) with the run's overrides and API key;
+    an error names the parameter a value came from (`named`: the keys that are not in the
+    `overrides` parameter)."""
     if "api_key" in ((overrides or {}).get("model") or {}):
         raise ConfigError(
             "invalid value for the 'overrides' parameter: model.api_key cannot be a parameter "
             "(accepted: the worker's environment, or model.api_key_block naming a Secret block)"
         )
-    config = load_config(home_dir(env), env, dict(overrides or {}))
+    named = {**parameter_origins(overrides or {}, "overrides"), **(named or {})}
+    config = load_config(home_dir(env), env, dict(overrides or {}), named)
     block = config.model.api_key_block
     if block:
         config.model.api_key = secret_block_value(block)
@@ -60,6 +67,14 @@ def secret_block_value(name: str, key: str = "model.api_key_block") -> SecretStr
             "existing Prefect Secret block, e.g. `prefect block create secret`)"
         ) from None
     return SecretStr(str(value))
+
+
+# The request's parameters, as the `publish.*` settings `_with_publish` makes of them.
+PUBLISH_PARAMETERS = {
+    "publish.target": "the 'platform' parameter",
+    "publish.repo": "the 'platform_repo' parameter",
+    "publish.pull_request": "the 'pull_request' parameter",
+}
 
 
 def _with_publish(
@@ -118,7 +133,8 @@ def ci_review(
     result is the same summary.
     """
     env = dict(os.environ)
-    config = deployed_config(_with_publish(overrides, platform, platform_repo, pull_request), env)
+    publish = _with_publish(overrides, platform, platform_repo, pull_request)
+    config = deployed_config(publish, env, PUBLISH_PARAMETERS if platform is not None else None)
     if commit is None and from_ref is None and platform is None:
         raise ConfigError(
             "a deployed review needs 'commit', 'from_ref' and 'to_ref', or 'platform' and "

@@ -40,6 +40,7 @@ from reviewflow.config.schema import (
     parse_duration,
     report_off,
 )
+from reviewflow.config.sources import parameter_origins
 from reviewflow.config.store import get_value, set_value
 from reviewflow.home import home_dir
 
@@ -75,6 +76,7 @@ __all__ = [
     "known_keys",
     "load_config",
     "merge",
+    "parameter_origins",
     "parse_duration",
     "protocol_names",
     "protocol_spec",

@@ -156,10 +156,12 @@ def load_config(
     home: Path,
     env: Mapping[str, str],
     flags: Mapping[str, Any] | None = None,
+    named: Mapping[str, str] | None = None,
 ) -> Config:
-    """The effective config: defaults < file < environment < flags (`{"review": {...}}` form).
+    """The effective config: defaults < file < environment < flags (`{"review": {...}}` form;
+    `named`: where those of its keys came from that are not flags, a deployment's parameters).
     The first problem is a ConfigError naming where each value it mentions was set."""
-    return _load(home, env, flags or {}, None).config
+    return _load(home, env, flags or {}, None, named or {}).config
 
 
 @dataclass
@@ -179,7 +181,11 @@ def inspect_config(home: Path, env: Mapping[str, str]) -> Inspection:
 
 
 def _load(
-    home: Path, env: Mapping[str, str], flags: Mapping[str, Any], problems: dict[str, str] | None
+    home: Path,
+    env: Mapping[str, str],
+    flags: Mapping[str, Any],
+    problems: dict[str, str] | None,
+    named: Mapping[str, str] | None = None,
 ) -> Inspection:
     path = config_path(home)
     file_data = read_config_file(path)
@@ -190,7 +196,7 @@ def _load(
     data = merge(file_data, {"model": overrides})
     _layer(data, ENV_SOURCE, origins, problems)
     values = data
-    origins.update(flag_origins(flags))
+    origins.update({**flag_origins(flags), **(named or {})})
     data = merge(data, flags)
     if problems is None:
         config = build_config(data, FLAGS_SOURCE, origins)

@@ -37,11 +37,22 @@ def env_origins(overrides: Mapping[str, Any]) -> Origins:
 
 def flag_origins(flags: Mapping[str, Any]) -> Origins:
     """`--model` for each setting a review flag set (`{"review": {...}}` form)."""
-    out: Origins = {}
-    for section, values in flags.items():
-        for name in values if isinstance(values, Mapping) else {}:
-            out[f"{section}.{name}"] = flag_label(f"{section}.{name}")
-    return out
+    return {key: flag_label(key) for key in _keys(flags)}
+
+
+def parameter_origins(values: Mapping[str, Any], parameter: str) -> Origins:
+    """`'model.name' in the 'overrides' parameter` for each setting a deployment's parameter
+    holds (`{"review": {...}}` form)."""
+    return {key: f"'{key}' in the '{parameter}' parameter" for key in _keys(values)}
+
+
+def _keys(values: Mapping[str, Any]) -> list[str]:
+    return [
+        f"{section}.{name}"
+        for section, names in values.items()
+        if isinstance(names, Mapping)
+        for name in names
+    ]
 
 
 def problem_keys(err: Any) -> list[str]:
