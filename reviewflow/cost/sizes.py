@@ -6,6 +6,7 @@ import os
 from collections.abc import Sequence
 
 from reviewflow.errors import GitError
+from reviewflow.git.encoding import from_shown, shown
 from reviewflow.git.runner import run_git
 from reviewflow.review.reader import Snapshot
 
@@ -24,14 +25,15 @@ def file_sizes(snapshot: Snapshot, paths: Sequence[str]) -> dict[str, int | None
 
 def _stat_size(snapshot: Snapshot, path: str) -> int | None:
     try:
-        return os.stat(snapshot.root / path).st_size
+        return os.stat(snapshot.root / from_shown(path)).st_size
     except OSError:
         return None
 
 
 def _tree_sizes(snapshot: Snapshot, paths: Sequence[str]) -> dict[str, int | None]:
     """`git ls-tree -l` of `paths` at the snapshot's ref: blob sizes ("-" for others)."""
-    args = ["ls-tree", "-l", "-z", "--full-tree", str(snapshot.ref), "--", *paths]
+    names = [from_shown(path) for path in paths]  # a name shown with `\\xNN`, as Git has it
+    args = ["ls-tree", "-l", "-z", "--full-tree", str(snapshot.ref), "--", *names]
     try:
         out = run_git(snapshot.root, args, options=("--literal-pathspecs",))
     except GitError:  # not listable here: the sizes stay unknown (the estimate's default read)
@@ -42,5 +44,5 @@ def _tree_sizes(snapshot: Snapshot, paths: Sequence[str]) -> dict[str, int | Non
             continue
         meta, name = entry.split(b"\t", 1)
         size = meta.split()[-1]
-        sizes[os.fsdecode(name)] = int(size) if size.isdigit() else None
+        sizes[shown(os.fsdecode(name))] = int(size) if size.isdigit() else None
     return sizes

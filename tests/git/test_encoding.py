@@ -6,8 +6,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from reviewflow.cost.sizes import file_sizes
 from reviewflow.git.encoding import decode_text, from_shown, shown
 from reviewflow.git.models import Change, DiffMode, FileDiff
+from reviewflow.review.reader import Snapshot
 from reviewflow.select.filtering import path_problem
 from tests.git.conftest import by_path, collect
 from tests.gitutil import GitRepo
@@ -129,3 +131,11 @@ def test_the_coding_line_forms_the_docs_name() -> None:
     ):
         assert decode_text(line + body)[0].endswith('x = "Müller"\n'), line
     assert decode_text(b'open(f, encoding="latin-1")\n' + body)[1] is None  # code, not a comment
+
+
+def test_the_estimate_sizes_a_file_by_its_shown_name(repo: GitRepo) -> None:
+    (repo.root / os.fsdecode(b"caf\xe9.py")).write_bytes(b"x = 1\n")
+    sha = repo.commit("name")
+    for ref in (sha, None):
+        snapshot = Snapshot(repo_root=str(repo.root), ref=ref)
+        assert file_sizes(snapshot, ["caf\\xe9.py"]) == {"caf\\xe9.py": 6}
