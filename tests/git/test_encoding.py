@@ -139,3 +139,14 @@ def test_the_estimate_sizes_a_file_by_its_shown_name(repo: GitRepo) -> None:
     for ref in (sha, None):
         snapshot = Snapshot(repo_root=str(repo.root), ref=ref)
         assert file_sizes(snapshot, ["caf\\xe9.py"]) == {"caf\\xe9.py": 6}
+
+
+def test_a_piped_diff_is_decoded_too(repo: GitRepo) -> None:
+    repo.commit("init")
+    diff = (
+        b"diff --git a/caf\xe9.py b/caf\xe9.py\nnew file mode 100644\n--- /dev/null\n"
+        b"+++ b/caf\xe9.py\n@@ -0,0 +1,2 @@\n+# coding: latin-1\n+x = 'M\xfcller'\n"
+    )
+    change = collect(repo, DiffMode.STDIN, stdin=diff, diff_source="-")
+    [added] = change.files
+    assert (added.path, _texts(added)) == ("caf\\xe9.py", ["# coding: latin-1", "x = 'Müller'"])
