@@ -127,9 +127,12 @@ class Budget:
                 self._held = (self._held[0] + wanted.tokens, self._held[1] + wanted.cost)
         return wanted
 
-    def settle(self, reservation: Reservation, usage: Usage | None) -> None:
-        """The request is done: its reservation becomes what its answer reported it used."""
-        if usage is not None and usage.total_tokens > 0:
+    def settle(self, reservation: Reservation, usage: Usage | None, sent: bool = True) -> None:
+        """The request is done: its reservation becomes what its answer reported it used
+        (nothing when it was never `sent`: it could not be built)."""
+        if not sent:
+            tokens, cost = 0, 0.0
+        elif usage is not None and usage.total_tokens > 0:
             tokens = usage.total_tokens
             cost = self._cost(usage.prompt_tokens, usage.completion_tokens, usage.cache_read_tokens)
         else:  # no usage reported (a timeout, a provider that reports none): count what we held

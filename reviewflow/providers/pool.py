@@ -116,10 +116,10 @@ class UsageMeter:
         self._usage = Usage()
         self._requests = 0
 
-    def count_request(self) -> None:
-        """Count one request attempt, whatever its outcome."""
+    def count_request(self, attempts: int = 1) -> None:
+        """Count one request attempt, whatever its outcome (-1: one counted never left)."""
         with self._lock:
-            self._requests += 1
+            self._requests += attempts
 
     def add(self, usage: Usage) -> None:
         """Add the usage one answer reported."""
@@ -195,16 +195,20 @@ class ProviderPool:
             held = self.budget.reserve(request) if self.budget is not None else None
             self.meter.count_request()
             usage: Usage | None = None
+            sent = True
             try:
                 response = self._provider.complete(request)
                 usage = response.usage
             except ProviderError as exc:
                 usage = failures.usage_of(exc)
+                sent = not failures.never_reached(exc)
+                if not sent:  # it could not be built: no attempt, nothing spent
+                    self.meter.count_request(-1)
                 self._count(usage or Usage())
                 raise
             finally:
                 if self.budget is not None and held is not None:
-                    self.budget.settle(held, usage)
+                    self.budget.settle(held, usage, sent)
         self._count(response.usage)
         return response
 

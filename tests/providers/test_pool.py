@@ -9,8 +9,9 @@ import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 
 import pytest
+from pydantic import SecretStr
 
-from reviewflow.config import Config, ReviewSettings
+from reviewflow.config import Config, ModelSettings, ReviewSettings
 from reviewflow.errors import PermanentProviderError, TransientProviderError
 from reviewflow.providers import (
     ModelRequest,
@@ -21,7 +22,8 @@ from reviewflow.providers import (
     UserMessage,
     pool_for,
 )
-from reviewflow.providers.failures import RequestAbandonedError, usage_of
+from reviewflow.providers.budget import Budget
+from reviewflow.providers.failures import RequestAbandonedError, UnsendableRequestError, usage_of
 from reviewflow.providers.pool import PoolClosedError
 from tests.wire_server import TEST_KEY, Delay, Empty, HttpError, Text, WireServer, WireUsage
 
@@ -147,3 +149,16 @@ def test_meter_adds_the_usage_of_a_rejected_answer(wire: WireServer, protocol: s
     totals = pool.meter.totals()
     assert (totals.requests, totals.prompt_tokens, totals.completion_tokens) == (2, 40, 7)
     assert totals.total_tokens == 47
+
+
+def test_a_request_that_never_left_is_neither_metered_nor_spent() -> None:
+    """Issue 37 item 1: a request that could not be built reached no server."""
+    settings = ModelSettings.model_construct(  # an endpoint the config would refuse
+        protocol="openai", name="m", endpoint="http://[::1/v1", timeout=2.0, api_key=SecretStr("k")
+    )
+    budget = Budget(50_000, None, None, lambda request: 1000, completion_reserve=0)
+    with ProviderPool(settings, 1, budget=budget) as pool:
+        with pytest.raises(UnsendableRequestError):
+            pool.complete(REQUEST)
+        assert pool.meter.totals().requests == 0
+    assert budget.state().spent_tokens == 0
