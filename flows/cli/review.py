@@ -190,9 +190,11 @@ def _review(
                 )
                 cancel.finish()  # reported: a signal from now on no longer cancels it
                 record.close()  # done with the server: `server stop` no longer waits for it
-                if warm_ok and forked is None and target.state is not None:  # for the next review
-                    start_warm(Path(request.home), os.environ, target.state, WARM_PROGRAM)
-                return _print_outcome(run, config, env)
+                try:  # the console report first: what follows may wait, and a cancel's
+                    return _print_outcome(run, config, env)  # watchdog would end it unprinted
+                finally:  # a warm process for the next review (not after a cancel)
+                    if warm_ok and forked is None and target.state and not cancel.requested():
+                        start_warm(Path(request.home), os.environ, target.state, WARM_PROGRAM)
         except KeyboardInterrupt:  # before the flow took it (a server's start, Prefect's import)
             return _print_outcome(cancelled_run(effective, config, scope, started), config, env)
         except Exception as exc:  # a cancel a library wrapped in its own error (cancel.caused)
