@@ -19,7 +19,7 @@ from prefect.runtime import flow_run
 from prefect.states import Cancelled, Completed, Failed, State
 from pydantic import SecretStr
 
-from flows.review_flow import name_run, run_review
+from flows.review_flow import run_review
 from reviewflow.cancel import EXIT_CODE as CANCELLED_EXIT
 from reviewflow.ci import ci_variables
 from reviewflow.config import Config, home_dir, load_config, parameter_origins
@@ -127,8 +127,9 @@ def ci_review(
     the pull/merge request `pull_request` of `platform_repo` on `platform` (its findings are
     published there; its range is the request's, or only what is new since the last review).
 
-    Named by the review's ID, as its `review` subflow's run is. Ends Completed ("gate passed"),
-    Cancelled where the CLI would exit 130, or, where it would exit 1 or 2, Failed (`failed`).
+    Keeps the name it was given (`deployment-run --run-name`); its `review` subflow's run is
+    named by the review's ID. Ends Completed ("gate passed"), Cancelled where the CLI would exit
+    130, or, where it would exit 1 or 2, Failed (`failed`).
     Either way the run's summary is its table artifact (`summary_key`); a Completed run's
     result is the same summary.
     """
@@ -159,7 +160,6 @@ def ci_review(
     token = publish_token(config)
     with publishing(config, env, request, token=token, run_url=flow_run.ui_url) as request:
         run = run_review(request, config)
-    name_run(run.outcome.review_id)
     summary = run_summary(run).model_dump(mode="json")
     if run.published is not None:
         summary["pull_request"] = run.published.url  # the artifact links to the request
