@@ -82,10 +82,13 @@ def load_instructions(
     trusted_ref: str | None,
     ci_variables: Sequence[str],
     change: Change | None = None,
+    deployed: bool = False,
 ) -> tuple[Instructions | None, list[ReviewWarning]]:
     """The instructions `setting` names (None when unset) for reviewing `change`, read as the
     module says; an empty file is a warning and no instructions. Errors (missing, unreadable,
-    too large, refused in CI) raise RulesError or TrustError with one line naming the file."""
+    too large, refused in CI) raise RulesError or TrustError with one line naming the file and
+    the setting the user can change (`deployed`: a deployment's `trusted_ref` parameter, else
+    the CLI's `--trusted-ref`)."""
     if setting is None or not setting.strip():
         return None, []
     absolute, inside = locate(setting, repo_root)
@@ -96,11 +99,12 @@ def load_instructions(
         if ci_variables:  # the trust model gives CI a trusted ref; never fall back to the tree
             raise TrustError(
                 f"running in CI without a trusted ref: instructions file {inside} ({SETTING}) "
-                "is inside the repository (pass --trusted-ref <base ref>)"
+                f"is inside the repository ({_trust_hint(deployed)})"
             )
         found = _build(inside, _read_file(absolute, inside), InstructionsSource.WORKING_TREE)
     else:
-        found = _at_trusted_ref(inside, repo_root, trusted_ref, change if ci_variables else None)
+        in_ci = change if ci_variables else None
+        found = _at_trusted_ref(inside, repo_root, trusted_ref, in_ci, deployed)
     if not found.text:
         note = f"instructions file {found.path} is empty: no instructions are given to the model"
         return None, [ReviewWarning("instructions_empty", note)]
@@ -167,7 +171,16 @@ def _read_file(absolute: Path, shown: str) -> bytes:
     return data
 
 
-def _at_trusted_ref(rel: str, root: Path, ref: str, change: Change | None) -> Instructions:
+def _trust_hint(deployed: bool) -> str:
+    """How the user names a trusted ref where the review came from."""
+    if deployed:
+        return "set the deployment's trusted_ref parameter to the base ref"
+    return "pass --trusted-ref <base ref>"
+
+
+def _at_trusted_ref(
+    rel: str, root: Path, ref: str, change: Change | None, deployed: bool
+) -> Instructions:
     """The repository's file at the trusted ref; never `change`'s own version (in CI)."""
     _suffix(rel)
     commit = resolve_commit(root, ref)
@@ -188,7 +201,7 @@ def _at_trusted_ref(rel: str, root: Path, ref: str, change: Change | None) -> In
         raise TrustError(
             f"instructions file {rel} at {where} is this change's own version: in CI a change "
             "cannot supply its own review instructions (review a range, --from <target branch> "
-            "--to HEAD, or pass --trusted-ref <base>)"
+            f"--to HEAD, or {_trust_hint(deployed)})"
         )
     return _build(rel, data, InstructionsSource.TRUSTED_REF, ref=ref, commit=commit)
 

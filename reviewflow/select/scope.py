@@ -75,7 +75,7 @@ def select(
     )
     rules = load_rules(change.repo_root, Path(request.home), custom, trusted)
     guidance, notes = load_instructions(
-        instructions, change.repo_root, trusted, request.ci_variables, change
+        instructions, change.repo_root, trusted, request.ci_variables, change, request.deployed
     )
     rules.warnings.extend(notes)
     worktree = change.repo_root if change.snapshot_ref is None else None

@@ -109,6 +109,34 @@ def test_in_ci_a_diff_touching_the_file_cannot_supply_it_through_head(
         scope_of(changed, rf_home, "docs/team.md", diff_source=str(diff), trusted_ref="HEAD", ci=CI)
 
 
+@pytest.mark.parametrize("deployed", [False, True])
+def test_a_trust_refusal_names_the_setting_where_the_review_came_from(
+    changed: GitRepo, rf_home: Path, deployed: bool
+) -> None:
+    """The CLI's user is told of `--trusted-ref`; a deployment's of its trusted_ref parameter."""
+    request = ReviewRequest.from_flags(
+        str(changed.root),
+        home=str(rf_home),
+        ci_variables=CI,
+        commit="HEAD",
+        trusted_ref="HEAD",
+        deployed=deployed,
+    )
+    with pytest.raises(TrustError) as refused:
+        select(collect(request, 3), request, 1 << 20, "docs/team.md")
+    message = str(refused.value)
+    if deployed:
+        assert "set the deployment's trusted_ref parameter to the base ref" in message
+        assert "--trusted-ref" not in message
+    else:
+        assert "pass --trusted-ref <base ref>" in message
+    with pytest.raises(TrustError) as untrusted:  # in CI with no trusted ref at all
+        load_instructions("docs/team.md", changed.root, None, CI, deployed=deployed)
+    wanted = "trusted_ref parameter" if deployed else "pass --trusted-ref"
+    assert wanted in str(untrusted.value)
+    assert ("--trusted-ref" in str(untrusted.value)) is not deployed
+
+
 def test_in_ci_a_workspace_edit_reads_the_committed_version(
     changed: GitRepo, rf_home: Path
 ) -> None:
