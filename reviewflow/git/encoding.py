@@ -88,13 +88,20 @@ def coding_line(lines: Iterable[str]) -> str | None:
     return None
 
 
-def decode_text(data: bytes) -> tuple[str, str | None]:
-    """A file's bytes as text (UTF-8; else the codec its coding line names; else UTF-8 with
-    U+FFFD for each invalid byte) and the codec used when not UTF-8 (None: replaced)."""
+def decode_text(
+    data: bytes, attribute: Callable[[], str | None] = lambda: None
+) -> tuple[str, str | None]:
+    """A file's bytes as text, as its diff is read: UTF-8; else the codec its `attribute`
+    (asked only then) or its coding line names; else UTF-8 with U+FFFD for each invalid byte.
+    With the codec used (None: replaced)."""
     try:
         return data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
         pass
+    declared = attribute()
+    codec = codec_for(declared) if declared else None
+    if codec is not None:
+        return data.decode(codec, "replace"), codec
     named = coding_line(data[:_PROBE].decode("latin-1").splitlines())
     codec = codec_for(named) if named else None
     if codec is not None:

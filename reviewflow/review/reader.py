@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from reviewflow.errors import GitError, ToolError
 from reviewflow.git.bundle import bundle_snapshot, clone_of
-from reviewflow.git.encoding import from_shown, shown
+from reviewflow.git.encoding import from_shown, read_attributes, shown
 from reviewflow.git.runner import run_git
 
 SYMLINK_MODE = "120000"
@@ -140,6 +140,13 @@ def read_bytes(snapshot: Snapshot, path: str) -> bytes:
         return run_git(snapshot.root, ["cat-file", "blob", f"{snapshot.ref}:{name}"])
     except GitError:
         raise ToolError(f"'{path}' does not exist in the reviewed snapshot") from None
+
+
+def declared_encoding(snapshot: Snapshot, path: str) -> str | None:
+    """The encoding the snapshot's `.gitattributes` give `path` (`encoding`, else
+    `working-tree-encoding`), as the change's text was decoded; None when none is set."""
+    name = from_shown(path)
+    return read_attributes(snapshot.root, [name], snapshot.ref).get(name)
 
 
 def _ignored(snapshot: Snapshot, path: str) -> bool:

@@ -96,11 +96,12 @@ def cap_output(text: str, limit: int = MAX_OUTPUT_BYTES) -> str:
 
 def read_lines(snapshot: Snapshot, path: str) -> list[str]:
     """The lines of the confined `path` (as the diff reads them: UTF-8, else the encoding its
-    coding line declares, else with U+FFFD for invalid bytes); ToolError for binary files."""
+    attributes or coding line declare, else with U+FFFD for invalid bytes); ToolError for
+    binary files."""
     data = reader.read_bytes(snapshot, path)
     if b"\0" in data[:8192]:
         raise ToolError(f"'{path}' is a binary file")
-    return decode_text(data)[0].splitlines()
+    return decode_text(data, lambda: reader.declared_encoding(snapshot, path))[0].splitlines()
 
 
 def render_read(path: str, lines: list[str], start: int, end: int) -> str:

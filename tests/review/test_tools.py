@@ -185,3 +185,17 @@ def test_file_find_output_is_valid_utf8_for_undecodable_names(repo: GitRepo) -> 
         assert tools.read_lines(snapshot, confine(snapshot, "lib/caf\\xe9_utils.py")) == ["x = 1"]
         found = tools.code_search(snapshot, CodeSearchArgs(search_text="x = 1"))
         assert "lib/caf\\xe9_utils.py:1:x = 1" in found
+
+
+def test_a_file_in_another_encoding_reads_as_its_diff_does(repo: GitRepo) -> None:
+    """Issue 37 item 1: the tools decode a file as the change's text was decoded."""
+    repo.write(".gitattributes", "*.txt encoding=ISO-8859-1\n")
+    repo.write("notes.txt", b"# Gr\xf6\xdfe\n")
+    repo.write("cookie.py", b"# coding: latin-1\nname = 'M\xfcller'\n")
+    repo.write("plain.py", b"name = 'M\xfcller'\n")
+    sha = repo.commit("latin-1")
+    for ref in (sha, None):
+        snapshot = Snapshot(repo_root=str(repo.root), ref=ref)
+        assert tools.read_lines(snapshot, "notes.txt") == ["# Größe"]
+        assert tools.read_lines(snapshot, "cookie.py")[1] == "name = 'Müller'"
+        assert tools.read_lines(snapshot, "plain.py") == ["name = 'M\ufffdller'"]
