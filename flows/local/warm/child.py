@@ -172,10 +172,12 @@ def _adopt(header: dict[str, Any], fds: list[int]) -> None:
         os.dup2(fd, target)
         os.close(fd)
     (in_enc, in_err), (out_enc, out_err), (err_enc, err_err) = header["stdio"]
-    # As the interpreter makes them: line-buffered on a terminal, encoded as in the CLI.
+    # As the interpreter makes them, encoded as in the CLI: stdout line-buffered on a terminal,
+    # stderr always (else a line written to it before the review, the estimate, would come out
+    # after the review's stdout in a log that takes both, as a CI's does).
     sys.stdin = open(0, encoding=in_enc, errors=in_err, closefd=False)  # noqa: SIM115
     sys.stdout = open(1, "w", encoding=out_enc, errors=out_err, closefd=False)  # noqa: SIM115
-    sys.stderr = open(2, "w", encoding=err_enc, errors=err_err, closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", 1, err_enc, err_err, closefd=False)  # noqa: SIM115
     os.environ.clear()
     os.environ.update(header["environ"])
     tempfile.tempdir = None  # read from TMPDIR again (the warm process cached its own)
