@@ -158,11 +158,11 @@ class CodeIndex:
         )
 
     def _unique(self, name: str) -> bool:
-        """At most one file defines `name` visibly (not static, not a prototype or macro)."""
+        """At most one file defines `name` visibly (a C prototype declares, not defines)."""
         paths = set()
         for path, i in self._definitions.get(name, ()):
             definition = self.files[path].definitions[i]
-            if not definition.local and definition.kind not in _KIND_ORDER:
+            if not definition.local and definition.kind != "prototype":
                 paths.add(path)
         return len(paths) <= 1
 

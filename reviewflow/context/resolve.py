@@ -13,6 +13,7 @@ from __future__ import annotations
 import posixpath
 from typing import Literal
 
+from reviewflow.context.languages import language_name
 from reviewflow.context.records import Definition, FileIndex, Import, Reference
 
 Link = Literal["confirmed", "likely"]
@@ -21,6 +22,8 @@ Mode = Literal["module", "member"]
 SELF = frozenset({"self", "cls", "this", "Self", "super", "@", "$this", "static", "parent"})
 _PACKAGE_LANGUAGES = frozenset({"go", "java", "kotlin", "scala", "csharp"})
 _GLOBAL_LANGUAGES = frozenset({"c", "cpp", "ruby", "bash", "swift", "php"})
+_HEADERS = (".h", ".hh", ".hpp", ".hxx")
+_FAMILIES = {"cpp": "c", "typescript": "javascript", "tsx": "javascript"}
 _NOT_SHADOWING = frozenset({"method", "prototype"})
 _SOURCE_EXT = (".py", ".pyi", ".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".rs", ".rb", ".php")
 
@@ -47,8 +50,10 @@ def link(
         if not receiver or receiver in SELF or receiver == _container(definition):
             return "confirmed"
         return "likely"
-    if definition.local:
-        return None
+    if family(ref_file.language) != family(language_name(def_path) or ""):
+        return None  # a Rust `name` is not what a C file calls
+    if definition.local and not def_path.endswith(_HEADERS):
+        return None  # a C `static` function (in a header, every includer has its own copy)
     if not receiver and ref.name in (own if own is not None else own_names(ref_file)):
         return None  # the file defines that name itself
     language = ref_file.language
@@ -77,6 +82,11 @@ def link(
     if imported or same_package or (unique and language in _GLOBAL_LANGUAGES):
         return "likely"
     return None
+
+
+def family(language: str) -> str:
+    """Languages whose files use each other's definitions share a family (C and C++; JS and TS)."""
+    return _FAMILIES.get(language, language)
 
 
 def own_names(record: FileIndex) -> frozenset[str]:

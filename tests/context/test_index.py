@@ -150,3 +150,25 @@ def test_records_of_another_parser_version_are_not_reused(
             monkeypatch.undo()
             languages.load.cache_clear()
         assert build_index(repo.root, "HEAD", store).parsed == 0
+
+
+def test_c_headers_macros_and_other_languages(tmp_path: Path) -> None:
+    files = {
+        "util.h": "#define ARRAY_SIZE(x) (sizeof(x) / sizeof((x)[0]))\n"
+        "static inline int twice(int x) { return 2 * x; }\n",
+        "contrib/tool.c": "#define ARRAY_SIZE(x) (sizeof(x)/sizeof(x[0]))\n",
+        "main.c": '#include "util.h"\n\nint run(int *v)\n{\n'
+        "\treturn twice(ARRAY_SIZE(v)) + helper();\n}\n",
+        "t/lib.sh": "helper() {\n  echo 1\n}\ntwice() {\n  echo 2\n}\n",
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    index = index_of(repo, tmp_path / "store")
+    uses = {r.name: r for r in index.files["main.c"].references}
+    found = index.resolve("main.c", uses["ARRAY_SIZE"])
+    assert found is not None and found.path == "util.h"  # the included one, not contrib's
+    assert index.resolve("main.c", uses["helper"]) is None  # a shell function is not C
+    twice = index.resolve("main.c", uses["twice"])
+    assert twice is not None and twice.path == "util.h"
+    # A static inline function of a header is every includer's.
+    linked = index.references("twice", "util.h", linked_only=True)
+    assert [(h.path, h.link) for h in linked] == [("main.c", "confirmed")]
