@@ -1,17 +1,33 @@
-"""Where a review's mapped stages run: threads here, or a Dask cluster (`review.task_runner`)."""
+"""Where a review's mapped stages run: threads here, or a Dask cluster (`review.task_runner`),
+and how a cancel reaches that cluster's workers (`StoppingDask`)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+import threading
 from collections.abc import Callable
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from reviewflow import cancel
 from reviewflow.config import Config, TaskRunner
 from reviewflow.config.schema import ENV_PREFIX
+from reviewflow.errors import ConfigError
+from reviewflow.providers import pool
+from reviewflow.providers.pool import ProviderHandle
 from tasks.caching import as_is
 
+if TYPE_CHECKING:
+    from prefect_dask import DaskTaskRunner
+
 LOCAL_DASK_WORKERS = 2
+CONNECT_TIMEOUT_S = 10  # a scheduler that does not answer: the client gives up after this
+STOP_WAIT_S = 2.0  # how long the runner's exit waits for the workers to be told of a cancel
+WORKER_END_S = 0.5  # a cancel: how long a LocalCluster's worker gets to end before it is killed
 
 
 def task_runner_for(config: Config) -> Any:
@@ -23,21 +39,135 @@ def task_runner_for(config: Config) -> Any:
     """
     if config.review.task_runner is TaskRunner.THREAD:
         return threads(config.review.concurrency)
-    from prefect_dask import DaskTaskRunner  # deferred: dask is only needed here
-
+    runner = stopping_dask()
+    client = {"timeout": f"{CONNECT_TIMEOUT_S}s"}
     if config.review.dask_address:
-        return DaskTaskRunner(address=config.review.dask_address)
+        return runner(address=config.review.dask_address, client_kwargs=client)
     per_worker = max(1, -(-config.review.concurrency // LOCAL_DASK_WORKERS))
-    return DaskTaskRunner(
+    return runner(
         cluster_kwargs={
             "n_workers": LOCAL_DASK_WORKERS,
             "threads_per_worker": per_worker,
             "processes": True,
-            "dashboard_address": None,
+            "dashboard_address": None,  # no dashboard; the scheduler's own HTTP routes:
+            "scheduler_kwargs": {"dashboard_address": "127.0.0.1:0"},  # any free port, quietly
             "host": "127.0.0.1",
+            "silence_logs": logging.CRITICAL,  # the workers' own logs are not the review's
             "env": worker_environment(config),
-        }
+        },
+        client_kwargs=client,
     )
+
+
+@cache
+def stopping_dask() -> type[DaskTaskRunner]:
+    """`StoppingDask`, defined on first use: Dask is imported only by a review that runs on it."""
+    from distributed import SpecCluster
+    from distributed.utils import sync
+    from prefect_dask import DaskTaskRunner
+
+    class StoppingDask(DaskTaskRunner):
+        """A DaskTaskRunner that stops on a cancel as the thread runner does.
+
+        The first signal (`reviewflow.cancel`) cancels every stage not finished yet and tells
+        every worker to stop the review's provider pools (those named by the handles its
+        stages were given): a worker then sends no request of this review again and abandons
+        those in flight, so a tool loop running there ends at its next request. The workers
+        are told from a thread the signal starts (a signal handler must be quick); the
+        runner's exit waits for that (bounded) before it closes the client or the cluster.
+        """
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._futures: list[Any] = []
+            self._pools: set[str] = set()
+            self._cancel_key: int | None = None
+            self._stopping: threading.Thread | None = None
+
+        def duplicate(self) -> StoppingDask:
+            return type(self)(
+                address=self.address,
+                cluster_class=self.cluster_class,
+                cluster_kwargs=self.cluster_kwargs,
+                adapt_kwargs=self.adapt_kwargs,
+                client_kwargs=self.client_kwargs,
+                performance_report_path=self.performance_report_path,
+            )
+
+        def submit(self, task: Any, parameters: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+            handles = [v for v in parameters.values() if isinstance(v, ProviderHandle)]
+            self._pools.update(handle.pool_id for handle in handles)
+            future = super().submit(task, parameters, *args, **kwargs)
+            self._futures.append(future.wrapped_future)
+            return future
+
+        def __enter__(self) -> StoppingDask:
+            super().__enter__()
+            if self.address:  # connected now: a scheduler that fails is one line, not a crash
+                _connected(self)
+            self._cancel_key = cancel.listen(self._on_cancel)
+            return self
+
+        def __exit__(self, *args: Any) -> None:
+            if self._cancel_key is not None:
+                cancel.unlisten(self._cancel_key)
+            if cancel.requested():
+                if self._stopping is None:
+                    self._on_cancel()
+                if self._stopping is not None:
+                    self._stopping.join(STOP_WAIT_S)
+                self._end_own_workers()
+            super().__exit__(*args)
+
+        def _end_own_workers(self) -> None:
+            """A cancel, on the LocalCluster this review started: its worker processes end
+            now (closing it as usual waits for every task in flight, a model request too)."""
+            cluster = self._cluster
+            if not isinstance(cluster, SpecCluster) or cluster.loop is None or self.address:
+                return
+            loop, nannies = cluster.loop, list(cluster.workers.values())
+
+            async def end() -> None:
+                closing = (nanny.close(timeout=WORKER_END_S) for nanny in nannies)
+                await asyncio.gather(*closing, return_exceptions=True)
+
+            with contextlib.suppress(OSError):
+                sync(loop, end)
+
+        def _on_cancel(self) -> None:
+            """In the signal handler: the workers are told from a thread of their own."""
+            if self._client is None or self._stopping is not None:
+                return
+            self._stopping = threading.Thread(target=self.stop, name="dask-stop", daemon=True)
+            self._stopping.start()
+
+        def stop(self) -> None:
+            """Cancel the stages not finished, and stop the review's pools on every worker."""
+            client = self._client
+            if client is None:
+                return
+            pending = [future for future in list(self._futures) if not future.done()]
+            try:
+                if pending:
+                    client.cancel(pending)
+                client.run(pool.stop, sorted(self._pools))
+            except OSError:  # the cluster is gone (or unreachable): nothing left to stop
+                return
+
+    return StoppingDask
+
+
+def _connected(runner: Any) -> None:
+    """Connect `runner` to its scheduler; ConfigError if that fails (the CLI checked that it
+    answers: this is a scheduler that stopped since, or a service that is not one)."""
+    where = f"the Dask scheduler at {runner.address} (review.dask_address)"
+    try:
+        runner.client  # noqa: B018 - the property connects
+    except (TimeoutError, OSError) as exc:
+        reason = "no answer" if isinstance(exc, TimeoutError) else "the connection failed"
+        raise ConfigError(f"cannot connect to {where}: {reason}") from None
+    except Exception:  # noqa: BLE001 - whatever answered there, it spoke no Dask
+        raise ConfigError(f"cannot connect to {where}: what answers is not a scheduler") from None
 
 
 def threads(max_workers: int) -> Any:

@@ -134,6 +134,7 @@ class UsageMeter:
 
 _POOLS: dict[str, ProviderPool] = {}
 _POOLS_LOCK = threading.Lock()
+_STOPPED: set[str] = set()  # pools a review stopped from its own process (see `stop`)
 
 
 class ProviderPool:
@@ -274,6 +275,9 @@ def pool_for(handle: ProviderHandle, env: Mapping[str, str] | None = None) -> Pr
     """
     with _POOLS_LOCK:
         pool = _POOLS.get(handle.pool_id)
+        stopped = handle.pool_id in _STOPPED
+    if stopped:
+        raise _closed_error(handle.pool_id)
     if pool is not None and pool.pid == os.getpid():
         return pool
     if handle.pid == os.getpid():
@@ -284,6 +288,16 @@ def pool_for(handle: ProviderHandle, env: Mapping[str, str] | None = None) -> Pr
     if candidate._registered is not candidate:  # another thread registered first
         candidate.close()
     return candidate._registered
+
+
+def stop(pool_ids: list[str]) -> None:
+    """A review in another process was cancelled (a Dask worker is told so): its pools here
+    send nothing more, their requests in flight are abandoned, and none is made again."""
+    with _POOLS_LOCK:
+        _STOPPED.update(pool_ids)
+        pools = [_POOLS[pool_id] for pool_id in pool_ids if pool_id in _POOLS]
+    for pool in pools:
+        pool.close()
 
 
 def _register(pool: ProviderPool) -> ProviderPool:

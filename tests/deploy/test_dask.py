@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -62,3 +65,20 @@ def test_runner_choice_and_worker_environment() -> None:
     keyed = Config.model_validate({"model": {"api_key": "sk-abc"}})
     assert worker_environment(keyed) == {"REVIEWFLOW_MODEL_API_KEY": "sk-abc"}
     assert task_runner_for(keyed).__class__.__name__ == "ThreadPoolTaskRunner"
+
+
+def test_a_local_cluster_says_nothing_when_dasks_port_is_taken() -> None:
+    """Port 8787 (the dashboard's) in use: the LocalCluster's scheduler takes any free port on
+    loopback, without "Port 8787 is already in use" on stderr."""
+    holder = socket.socket()
+    with contextlib.suppress(OSError):  # already taken by something else: the same case
+        holder.bind(("127.0.0.1", 8787))
+        holder.listen()
+    config = Config.model_validate({"review": {"task_runner": "dask", "concurrency": 1}})
+    try:
+        with warnings.catch_warnings(record=True) as seen, task_runner_for(config) as runner:
+            warnings.simplefilter("always")
+            assert runner.client.run(os.getpid)  # the cluster is up, its workers answer
+    finally:
+        holder.close()
+    assert [str(w.message) for w in seen if "already in use" in str(w.message)] == []

@@ -1,0 +1,185 @@
+"""A stop on Dask is a stop: Ctrl-C or SIGTERM during `--task-runner dask`, through real CLI
+processes, on a real `dask scheduler` with two `dask worker` processes on loopback (which outlive
+the review, as a shared cluster's do) and on the LocalCluster a review starts itself.
+
+The model holds every request until the test lets it go, so the signal comes with requests in
+flight on the workers. The review ends as on threads: exit 130, the partial report, the flow run
+Cancelled; and once the held requests are answered, no worker sends another (a tool loop that
+would go on finds its pool stopped, the stages not started yet are cancelled)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.flows.reviewer import ScriptedReviewer
+from tests.gitutil import GitRepo
+from tests.server.stopping import Reviews, assert_cancelled, eventually
+from tests.wire_server import Delay, RecordedRequest, Reply, WireServer
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+FILES = [f"app/m{i}.py" for i in range(8)]
+
+
+class HoldingReviewer(ScriptedReviewer):
+    """`ScriptedReviewer` whose every request waits until `release` is set."""
+
+    def __init__(self) -> None:
+        super().__init__({path: [] for path in FILES})
+        self.release = threading.Event()
+        self.held = 0
+        self._count = threading.Lock()
+
+    def __call__(self, record: RecordedRequest) -> Reply:
+        with self._count:
+            self.held += 1
+        if not self.release.wait(120):
+            return Delay(0)
+        return super().__call__(record)
+
+
+class Cluster:
+    """`dask scheduler` and two single-threaded `dask worker` processes on loopback, the
+    workers with the model key in their own environment."""
+
+    def __init__(self, base: Path, env: dict[str, str]) -> None:
+        self.base, self.env = base, env
+        self.processes: list[subprocess.Popen[bytes]] = []
+        self.address = ""
+
+    def start(self) -> None:
+        file = self.base / "scheduler.json"
+        quiet = ["--no-dashboard", "--dashboard-address", "127.0.0.1:0"]
+        self._spawn("scheduler", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                    "--port", "0", *quiet, "--scheduler-file", str(file))  # fmt: skip
+        assert eventually(lambda: file.exists() and file.read_text().endswith("}"), 120), (
+            self.logs()
+        )
+        self.address = json.loads(file.read_text())["address"]
+        for name in ("worker-1", "worker-2"):
+            (self.base / name).mkdir()
+            self._spawn(name, "distributed.cli.dask_worker", self.address, "--name", name,
+                        "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1", *quiet,
+                        "--local-directory", str(self.base / name))  # fmt: skip
+
+    def _spawn(self, name: str, module: str, *args: str) -> None:
+        log = (self.base / f"{name}.log").open("wb")
+        command = [sys.executable, "-m", module, *args]
+        self.processes.append(
+            subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=self.env)
+        )
+
+    def stop(self) -> None:
+        print(self.logs())  # shown when the test fails
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+    def logs(self) -> str:
+        return "\n".join(p.read_text(errors="replace")[-3000:] for p in self.base.glob("*.log"))
+
+
+@pytest.fixture
+def reviews(tmp_path: Path, wire: WireServer) -> Iterator[Reviews]:
+    runtime = Path(tempfile.mkdtemp(prefix="rf-dask-stop-", dir="/tmp"))
+    reviews = Reviews(tmp_path, wire, runtime)
+    repo = GitRepo.init(tmp_path / "files")
+    for path in FILES:
+        repo.write(path, "x = 1\n")
+    repo.commit("base")
+    for index, path in enumerate(FILES):
+        repo.write(path, f"def f{index}(value):\n    return value + {index}\n")
+    repo.commit("change")
+    reviews.repo = repo
+    reviews.reviewer = HoldingReviewer()  # type: ignore[assignment]
+    wire.respond("openai", reviews.reviewer)
+    try:
+        yield reviews
+    finally:
+        reviews.reviewer.release.set()
+        for path in runtime.iterdir():
+            path.unlink()
+        runtime.rmdir()
+
+
+@pytest.fixture
+def cluster(reviews: Reviews) -> Iterator[Cluster]:
+    base = Path(tempfile.mkdtemp(prefix="reviewflow-stop-cluster-"))
+    env = {**reviews.env(), "PREFECT_LOGGING_LEVEL": "WARNING"}
+    cluster = Cluster(base, env)
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def _flow_run_state(repo: Path) -> str | None:
+    """The state of the review flow run that reviewed `repo` (on the test's Prefect API)."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowFilter, FlowFilterName
+
+    async def read() -> str | None:
+        async with get_client() as client:
+            flows = FlowFilter(name=FlowFilterName(any_=["review"]))
+            for run in await client.read_flow_runs(flow_filter=flows):
+                if run.parameters.get("request", {}).get("repo") == str(repo):
+                    return run.state.type.value if run.state else None
+        return None
+
+    return asyncio.run(read())
+
+
+def _processing(address: str) -> int:
+    """The tasks the cluster's workers are running now."""
+    from distributed import Client
+
+    with Client(address, timeout="30s") as client:
+        return sum(len(keys) for keys in client.processing().values())
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stop_on_a_dask_cluster_stops_its_workers(
+    reviews: Reviews, cluster: Cluster, sig: int
+) -> None:
+    reviewer: Any = reviews.reviewer
+    run = reviews.start("--no-warm", "--task-runner", "dask", "--dask-address", cluster.address)
+    run.wait_for(lambda: reviewer.held >= 2, "a request held on each worker")
+    before = len(reviews.wire.requests())
+
+    ended = run.interrupt((sig,))
+    assert_cancelled(ended, started=True)
+    reviewer.release.set()  # the requests in flight are answered: the workers would go on
+    assert eventually(
+        lambda: reviews.wire.in_flight == 0 and _processing(cluster.address) == 0, within=60
+    ), cluster.logs()
+    assert len(reviews.wire.requests()) == before, "a worker sent a request after the signal"
+    assert _flow_run_state(reviews.repo.root) == "CANCELLED"
+
+
+def test_a_stop_on_a_local_cluster(reviews: Reviews) -> None:
+    """The review's own LocalCluster: its workers, busy with requests in flight, end with it
+    (a graceful close would wait for those requests)."""
+    reviewer: Any = reviews.reviewer
+    run = reviews.start("--no-warm", "--task-runner", "dask")
+    run.wait_for(lambda: reviewer.held >= 2, "a request held on each worker")
+
+    ended = run.interrupt((signal.SIGINT,))
+    assert_cancelled(ended, started=True)  # the report's line: not the watchdog's exit
+    assert _flow_run_state(reviews.repo.root) == "CANCELLED"
+    assert not run.session(), "a worker process outlived the review"
