@@ -136,7 +136,6 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
     )
     review.add_argument(
         "--shared-store",
-        type=os.path.abspath,
         metavar="DIR",
         help="a directory the Dask workers reach too: the snapshot and stage results go there",
     )

@@ -99,6 +99,8 @@ def flag_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
         out.setdefault("output", {})["progress"] = False
     if getattr(args, "instructions", None):  # as the shell sees it (the config's: the repo's)
         out.setdefault("review", {})["instructions"] = str(Path(args.instructions).absolute())
+    if getattr(args, "dask_address", None) and getattr(args, "task_runner", None) is None:
+        out["review"]["task_runner"] = "dask"  # naming a scheduler asks for Dask
     if getattr(args, "verify_model", None) and getattr(args, "verify", None) is None:
         out["review"]["verify"] = True  # naming the verifier asks for verification
     return out
@@ -159,6 +161,7 @@ def _review(
 ) -> int:
     """The review itself: its inputs checked, then the flow on the Prefect API it finds (the
     managed server `early` started, if the entry point did)."""
+    from reviewflow.config.placement import check_placement
     from reviewflow.cost.budget import check_budget
     from reviewflow.providers.factory import check_settings
     from reviewflow.select.scope import prepare
@@ -170,6 +173,7 @@ def _review(
         # Bad input (repository, refs, diff, rules, trust) fails here with one line, before
         # Prefect starts its API; the flow is handed this front half and does not repeat it.
         scope = prepare(effective, config.review)
+        check_placement(config.review, scope.change.repo_root)  # Dask's scheduler, the store
         sast_scan = early_scan(config, scope, effective)  # runs while the review starts
         if sast_scan is not None:
             effective = effective.model_copy(update={"sast_prescanned": True})

@@ -26,7 +26,7 @@ def bundle_snapshot(repo_root: Path, ref: str | None, store: Path) -> tuple[Path
     """The bundle of the snapshot (`ref`, or the working tree when None) in `store`, written
     unless one of the same tree is there, and the commit it holds."""
     snapshots = store / "snapshots"
-    snapshots.mkdir(parents=True, exist_ok=True)
+    snapshots.mkdir(mode=0o700, parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="reviewflow-bundle-") as tmp:
         scratch = Path(tmp) / "scratch.git"
         _borrowing_repository(repo_root, scratch)
@@ -45,7 +45,7 @@ def bundle_snapshot(repo_root: Path, ref: str | None, store: Path) -> tuple[Path
         run_git(repo_root, ["update-ref", _HEAD, commit], options=git)
         partial = snapshots / f".{tree}.{os.getpid()}.partial"
         run_git(repo_root, ["bundle", "create", "-q", str(partial), _HEAD], options=git)
-        partial.chmod(0o644)
+        partial.chmod(0o600)  # the reviewed source: the user's alone (workers run as the user)
         partial.replace(bundle)  # whole or absent, whoever writes it at the same time
     return bundle, commit
 
