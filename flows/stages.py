@@ -4,6 +4,8 @@ plan is done and its relocation as soon as its own chunks are, whatever the othe
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import queue
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -157,7 +159,7 @@ class _Chains:
                 stage, index, job, future = self._done.get_nowait()
             except queue.Empty:
                 return
-            if not future.state.is_completed():
+            if not completed(future):
                 continue  # failed or cancelled: nothing to keep
             result = finished_result(future)
             if stage == "plan":
@@ -195,6 +197,17 @@ class _Chains:
     def _watch(self, stage: str, index: int, job: FileJob, future: PrefectFuture[Any]) -> None:
         self._pending += 1
         future.add_done_callback(lambda done: self._done.put((stage, index, job, done)))
+
+
+def completed(future: PrefectFuture[Any]) -> bool:
+    """Whether a done stage completed, read from its future: its `state` alone asks the Prefect
+    API for each stage not yet waited on, which after a cancel of a large review took seconds
+    (as long as the watchdog gives the review to print its report)."""
+    try:
+        future.wait()  # done: its final state is at hand, no request
+    except (concurrent.futures.CancelledError, asyncio.CancelledError):  # never started
+        return False
+    return future.state.is_completed()
 
 
 def finished_result(future: PrefectFuture[Any]) -> Any:
