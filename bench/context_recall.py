@@ -5,7 +5,7 @@ jedi for Python, cscope for C, on real commits that change a function used elsew
     python bench/context_recall.py c CLONE --commits 40
 
 CLONE is a throwaway clone: it is checked out at each commit (the tools read the work tree).
-Walking first-parent history back from HEAD, each commit whose change edits or deletes a
+Walking non-merge history back from HEAD, each commit whose change edits or deletes a
 function (of a modified file) that the reference tool finds used elsewhere counts, up to
 `--commits` commits and `--per-commit` functions each. For each such function:
 - reference uses: jedi's `get_references` (not definitions), or cscope's callers (`-3`);
@@ -104,7 +104,7 @@ class Cscope:
 
 
 def _candidates(repo: Path, language: str, scan: int) -> Iterator[tuple[str, FileDiff]]:
-    out = run_git(repo, ["rev-list", "--first-parent", "--no-merges", f"-{scan}", "HEAD"])
+    out = run_git(repo, ["rev-list", "--no-merges", f"-{scan}", "HEAD"])
     for commit in out.decode().split():
         change = collect_change(repo, ChangeSpec(DiffMode.COMMIT, commit=commit))
         for file in change.files:
@@ -196,6 +196,12 @@ def measure(
                 totals["ours_right"] += len(mine & every)
                 totals["confirmed_right"] += len(sure & every)
                 functions += 1
+                print(
+                    f"{commit[:10]} {file.path} {d.name}: reference {len(calls)},"
+                    f" ours {len(mine)}, both {len(calls & mine)}",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 if pack is None:
                     pack = build_pack(
                         file,
@@ -248,7 +254,8 @@ def _deleted(
     gone = [c for c in changes if c.change == "deleted"]
     if not gone:
         return 0, 0
-    touched = set(run_git(repo, ["diff", "--name-only", f"{commit}~1", commit]).decode().split())
+    names = ["diff", "--name-only", "--no-renames", f"{commit}~1", commit]
+    touched = set(run_git(repo, names).decode().split())
     subprocess.run(["git", "checkout", "-q", "--detach", "-f", f"{commit}~1"], cwd=repo, check=True)
     tool.refresh()
     still = []
