@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 import threading
 from collections.abc import Callable
 from functools import cache
@@ -27,6 +28,10 @@ if TYPE_CHECKING:
 LOCAL_DASK_WORKERS = 2
 CONNECT_TIMEOUT_S = 10  # a scheduler that does not answer: the client gives up after this
 STOP_WAIT_S = 2.0  # how long the runner's exit waits for the workers to be told of a cancel
+# multiprocessing's resource tracker (started with the LocalCluster's worker processes, with
+# this process's -W options) warns of "leaked semaphore objects" on stderr when a second signal
+# ends the review at once: it cleans them up all the same, so it does that quietly.
+QUIET_TRACKER = "ignore:resource_tracker:UserWarning"
 WORKER_END_S = 0.5  # a cancel: how long a LocalCluster's worker gets to end before it is killed
 
 
@@ -105,6 +110,8 @@ def stopping_dask() -> type[DaskTaskRunner]:
             super().__enter__()
             if self.address:  # connected now: a scheduler that fails is one line, not a crash
                 _connected(self)
+            elif QUIET_TRACKER not in sys.warnoptions:  # the LocalCluster's processes to come
+                sys.warnoptions.append(QUIET_TRACKER)
             self._cancel_key = cancel.listen(self._on_cancel)
             return self
 

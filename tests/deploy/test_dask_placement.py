@@ -172,3 +172,21 @@ def test_the_store_is_the_users_alone(changed: GitRepo, wire: WireServer, tmp_pa
     for path in made:
         mode = stat.S_IMODE(path.stat().st_mode)
         assert mode == (0o700 if path.is_dir() else 0o600), f"{path}: {oct(mode)}"
+
+
+def test_the_config_files_values_are_checked_too(
+    changed: GitRepo, wire: WireServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x\n")
+    assert main(["config", "set", "review.shared_store", str(a_file)]) == 0
+    capsys.readouterr()
+    assert _review(changed, tmp_path / "out") == 2
+    assert _one_line(capsys) == (
+        f"reviewflow: error: review.shared_store ({a_file}) is not a directory\n"
+    )
+    assert main(["config", "set", "review.dask_address", "tcp://127.0.0.1:8786"]) == 0
+    capsys.readouterr()
+    assert _review(changed, tmp_path / "out") == 2  # the file's task runner: threads
+    assert "review.dask_address (tcp://127.0.0.1:8786) is used only with" in _one_line(capsys)
+    assert wire.requests() == []
