@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,9 +23,10 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import copy_prepared
 from tests.flows.reviewer import ScriptedReviewer
 from tests.gitutil import GitRepo
-from tests.server.stopping import Reviews, assert_cancelled, eventually
+from tests.server.stopping import Reviews, WarmReviews, assert_cancelled, children, eventually
 from tests.wire_server import Delay, RecordedRequest, Reply, WireServer
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
@@ -98,23 +100,27 @@ class Cluster:
 def reviews(tmp_path: Path, wire: WireServer) -> Iterator[Reviews]:
     runtime = Path(tempfile.mkdtemp(prefix="rf-dask-stop-", dir="/tmp"))
     reviews = Reviews(tmp_path, wire, runtime)
-    repo = GitRepo.init(tmp_path / "files")
+    _holding(reviews)
+    try:
+        yield reviews
+    finally:
+        reviews.reviewer.release.set()
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
+def _holding(reviews: Reviews) -> HoldingReviewer:
+    """`reviews` of eight changed files, each a tool loop of its own, by a `HoldingReviewer`."""
+    repo = GitRepo.init(reviews.root / "files")
     for path in FILES:
         repo.write(path, "x = 1\n")
     repo.commit("base")
     for index, path in enumerate(FILES):
         repo.write(path, f"def f{index}(value):\n    return value + {index}\n")
     repo.commit("change")
-    reviews.repo = repo
-    reviews.reviewer = HoldingReviewer()  # type: ignore[assignment]
-    wire.respond("openai", reviews.reviewer)
-    try:
-        yield reviews
-    finally:
-        reviews.reviewer.release.set()
-        for path in runtime.iterdir():
-            path.unlink()
-        runtime.rmdir()
+    reviewer = HoldingReviewer()
+    reviews.repo, reviews.reviewer = repo, reviewer  # type: ignore[assignment]
+    reviews.wire.respond("openai", reviewer)
+    return reviewer
 
 
 @pytest.fixture
@@ -187,3 +193,31 @@ def test_a_stop_on_a_local_cluster(reviews: Reviews, twice: bool) -> None:
     if not twice:
         assert _flow_run_state(reviews.repo.root) == "CANCELLED"
     assert not run.session(), "a worker process outlived the review"
+
+
+def test_a_stop_on_a_local_cluster_in_the_warm_process(
+    tmp_path: Path, prepared_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A review handed to the warm process: its child's LocalCluster stops the same way, and
+    no process of it is left under the warm process."""
+    monkeypatch.delenv("PREFECT_API_URL")  # the managed server: a review may go warm
+    runtime = Path(tempfile.mkdtemp(prefix="rf-dask-warm-", dir="/tmp"))
+    with WireServer() as wire:
+        reviews = WarmReviews(tmp_path, wire, runtime)
+        copy_prepared(prepared_home, reviews.home)
+        try:
+            warm = reviews.ensure_warm()
+            reviews.reset()
+            reviewer = _holding(reviews)
+            run = reviews.start("--task-runner", "dask", "--concurrency", "2")
+            run.wait_for(lambda: reviewer.held >= 2, "a request held on each worker")
+
+            assert_cancelled(run.interrupt((signal.SIGINT,)), started=True)
+            assert eventually(lambda: not children(warm)), "a process of the review was left"
+        finally:
+            reviews.reviewer.release.set()
+            subprocess.run(
+                [sys.executable, "-m", "flows.cli", "server", "stop", "--force"],
+                env=reviews.env(), capture_output=True, check=False,
+            )  # fmt: skip
+            shutil.rmtree(runtime, ignore_errors=True)
