@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -135,109 +136,134 @@ def _ours(index: CodeIndex, name: str, path: str, span: range) -> tuple[Uses, Us
     return mine, sure
 
 
+@dataclass
+class Tally:
+    reference: int = 0
+    found: int = 0
+    ours: int = 0
+    ours_confirmed: int = 0
+    ours_right: int = 0
+    confirmed_right: int = 0
+    functions: int = 0
+    packed: int = 0
+    deleted: int = 0
+    deleted_shown: int = 0
+
+    def record(self, language: str, repo: Path, commits: int, seconds: float) -> dict[str, Any]:
+        return {
+            "language": language,
+            "repo": str(repo),
+            "commits": commits,
+            "functions": self.functions,
+            "reference_uses": self.reference,
+            "recall": round(self.found / max(1, self.reference), 3),
+            "precision_linked": round(self.ours_right / max(1, self.ours), 3),
+            "precision_confirmed": round(self.confirmed_right / max(1, self.ours_confirmed), 3),
+            "our_uses": self.ours,
+            "our_confirmed_uses": self.ours_confirmed,
+            "packs_with_a_use": round(self.packed / max(1, self.functions), 3),
+            "deleted_still_used": self.deleted,
+            "deleted_shown": self.deleted_shown,
+            "seconds": round(seconds, 1),
+        }
+
+
 def measure(
     language: str, repo: Path, commits: int, per_commit: int, budget: int, scan: int
 ) -> dict[str, Any]:
     tool = Jedi(repo) if language == "python" else Cscope(repo)
-    totals = {
-        "reference": 0,
-        "found": 0,
-        "ours": 0,
-        "ours_confirmed": 0,
-        "ours_right": 0,
-        "confirmed_right": 0,
-    }
-    functions = packed = deleted = deleted_shown = 0
+    tally = Tally()
     counted: list[str] = []
     started = time.monotonic()
     with (
         tempfile.TemporaryDirectory(prefix="context-recall-") as tmp,
         IndexStore(Path(tmp)) as store,
     ):
-        current = None
-        index: CodeIndex | None = None
+        current, index = "", None
         for commit, file in _candidates(repo, language, scan):
             if len(counted) >= commits and commit not in counted:
                 break
             if commit != current:
-                subprocess.run(
-                    ["git", "checkout", "-q", "--detach", "-f", commit], cwd=repo, check=True
-                )
+                _checkout(repo, commit)
                 tool.refresh()
-                index = index_tree(repo, commit, store)
-                current = commit
+                index, current = index_tree(repo, commit, store), commit
             assert index is not None
-            old_text = _text(repo, f"{commit}~1", file.path)
-            new_text = _text(repo, commit, file.path) if file.status != FileStatus.DELETED else None
-            lang = language_name(file.path) or language
-            old = parse_source(old_text.encode(), lang) if old_text else None
-            new = parse_source(new_text.encode(), lang) if new_text else None
-            changes = [
-                c
-                for c in changed_symbols(file, old, new, old_text, new_text)
-                if c.definition.kind in ("function", "method") and c.change in ("edited", "deleted")
-            ][:per_commit]
-            pack = None
-            for changed in changes:
-                d = changed.definition
-                if changed.change == "deleted":
-                    continue  # below, on the old side
-                span = range(d.line, d.end_line + 1)
-                calls, every = tool.uses(file.path, d.line, d.name)
-                calls = {u for u in calls if not (u[0] == file.path and u[1] in span)}
-                if not calls:
-                    continue
-                mine, sure = _ours(index, d.name, file.path, span)
-                every = every | calls
-                totals["reference"] += len(calls)
-                totals["found"] += len(calls & mine)
-                totals["ours"] += len(mine)
-                totals["ours_confirmed"] += len(sure)
-                totals["ours_right"] += len(mine & every)
-                totals["confirmed_right"] += len(sure & every)
-                functions += 1
-                print(
-                    f"{commit[:10]} {file.path} {d.name}: reference {len(calls)},"
-                    f" ours {len(mine)}, both {len(calls & mine)}",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                if pack is None:
-                    pack = build_pack(
-                        file,
-                        old_text,
-                        new_text,
-                        index,
-                        budget_tokens=budget,
-                        count_tokens=estimate_tokens,
-                    )
-                shown = [s for s in pack.changed_symbols if s.name == d.name and s.references]
-                packed += bool(shown)
-                if commit not in counted:
-                    counted.append(commit)
-            d_count, d_shown = _deleted(
-                repo, commit, file, changes, (old_text, new_text), index, budget, tool
-            )
-            deleted += d_count
-            deleted_shown += d_shown
-    return {
-        "language": language,
-        "repo": str(repo),
-        "commits": len(counted),
-        "functions": functions,
-        "reference_uses": totals["reference"],
-        "recall": round(totals["found"] / max(1, totals["reference"]), 3),
-        "precision_linked": round(totals["ours_right"] / max(1, totals["ours"]), 3),
-        "precision_confirmed": round(
-            totals["confirmed_right"] / max(1, totals["ours_confirmed"]), 3
-        ),
-        "our_uses": totals["ours"],
-        "our_confirmed_uses": totals["ours_confirmed"],
-        "packs_with_a_use": round(packed / max(1, functions), 3),
-        "deleted_still_used": deleted,
-        "deleted_shown": deleted_shown,
-        "seconds": round(time.monotonic() - started, 1),
-    }
+            scored = _file(repo, commit, file, index, tool, tally, language, per_commit, budget)
+            if scored and commit not in counted:
+                counted.append(commit)
+    return tally.record(language, repo, len(counted), time.monotonic() - started)
+
+
+def _checkout(repo: Path, ref: str) -> None:
+    subprocess.run(["git", "checkout", "-q", "--detach", "-f", ref], cwd=repo, check=True)
+
+
+def _file(
+    repo: Path,
+    commit: str,
+    file: FileDiff,
+    index: CodeIndex,
+    tool: Jedi | Cscope,
+    tally: Tally,
+    language: str,
+    per_commit: int,
+    budget: int,
+) -> bool:
+    """Score the changed functions of one file; whether one of them counted."""
+    texts = (
+        _text(repo, f"{commit}~1", file.path),
+        _text(repo, commit, file.path) if file.status != FileStatus.DELETED else None,
+    )
+    lang = language_name(file.path) or language
+    old, new = (parse_source(t.encode(), lang) if t else None for t in texts)
+    changes = [
+        c
+        for c in changed_symbols(file, old, new, *texts)
+        if c.definition.kind in ("function", "method") and c.change in ("edited", "deleted")
+    ][:per_commit]
+    counted = False
+    for changed in changes:
+        if changed.change == "edited":  # deleted ones: below, on the old side
+            counted |= _function(file, changed, texts, index, tool, tally, budget)
+    found, shown = _deleted(repo, commit, file, changes, texts, index, budget, tool)
+    tally.deleted += found
+    tally.deleted_shown += shown
+    return counted
+
+
+def _function(
+    file: FileDiff,
+    changed: Changed,
+    texts: tuple[str | None, str | None],
+    index: CodeIndex,
+    tool: Jedi | Cscope,
+    tally: Tally,
+    budget: int,
+) -> bool:
+    """Score one edited function against the tool; False when the tool finds no use."""
+    d = changed.definition
+    span = range(d.line, d.end_line + 1)
+    calls, every = tool.uses(file.path, d.line, d.name)
+    calls = {u for u in calls if not (u[0] == file.path and u[1] in span)}
+    if not calls:
+        return False
+    mine, sure = _ours(index, d.name, file.path, span)
+    every = every | calls
+    tally.reference += len(calls)
+    tally.found += len(calls & mine)
+    tally.ours += len(mine)
+    tally.ours_confirmed += len(sure)
+    tally.ours_right += len(mine & every)
+    tally.confirmed_right += len(sure & every)
+    tally.functions += 1
+    print(
+        f"{file.path} {d.name}: reference {len(calls)}, ours {len(mine)}, both {len(calls & mine)}",
+        file=sys.stderr,
+        flush=True,
+    )
+    pack = build_pack(file, *texts, index, budget_tokens=budget, count_tokens=estimate_tokens)
+    tally.packed += any(s.name == d.name and s.references for s in pack.changed_symbols)
+    return True
 
 
 def _deleted(
@@ -256,7 +282,7 @@ def _deleted(
         return 0, 0
     names = ["diff", "--name-only", "--no-renames", f"{commit}~1", commit]
     touched = set(run_git(repo, names).decode().split())
-    subprocess.run(["git", "checkout", "-q", "--detach", "-f", f"{commit}~1"], cwd=repo, check=True)
+    _checkout(repo, f"{commit}~1")
     tool.refresh()
     still = []
     for c in gone:
@@ -264,7 +290,7 @@ def _deleted(
         calls, _ = tool.uses(file.old_path or file.path, d.line, d.name)
         if any(path not in touched for path, _ in calls):
             still.append(d.name)
-    subprocess.run(["git", "checkout", "-q", "--detach", "-f", commit], cwd=repo, check=True)
+    _checkout(repo, commit)
     tool.refresh()
     if not still:
         return 0, 0

@@ -40,11 +40,8 @@ def link(
     own: frozenset[str] | None = None,
 ) -> Link | None:
     """How `ref` (in `ref_path`) is tied to `definition` (in `def_path`), if at all.
-
-    `unique`: no other file of the tree defines a visible symbol of that name. `modes`: the
-    imports of `ref_path` that reach `def_path` (`import_modes`) and `own` the names it
-    defines (`own_names`), when the caller has them.
-    """
+    `unique`: no other file defines that name visibly; `modes` (`import_modes`) and `own`
+    (`own_names`) when the caller has worked them out."""
     receiver = ref.receiver
     if ref_path == def_path:
         if not receiver or receiver in SELF or receiver == _container(definition):
@@ -69,19 +66,26 @@ def link(
     if receiver and container and receiver.split(".")[-1] == container:
         return "confirmed" if imported or _same_package(ref_path, def_path) else "likely"
     same_package = language in _PACKAGE_LANGUAGES and _same_package(ref_path, def_path)
-    if not receiver:
-        if same_package or (language in _GLOBAL_LANGUAGES and unique):
+    return _by_scope(language, ref, definition, bool(imported), same_package, unique)
+
+
+def _by_scope(
+    language: str,
+    ref: Reference,
+    definition: Definition,
+    imported: bool,
+    same_package: bool,
+    unique: bool,
+) -> Link | None:
+    """The link no import names: through the package, or C's (and Ruby's...) global names."""
+    global_names = language in _GLOBAL_LANGUAGES
+    if not ref.receiver:
+        if same_package or (global_names and unique) or (language in ("c", "cpp") and imported):
             return "confirmed"
-        if language in ("c", "cpp") and imported:
-            return "confirmed"
-        if language in _GLOBAL_LANGUAGES and definition.kind != "method":
-            return "likely"
-        return None
-    if receiver in SELF:
+        return "likely" if global_names and definition.kind != "method" else None
+    if ref.receiver in SELF:
         return None  # a method of the calling file's own class
-    if imported or same_package or (unique and language in _GLOBAL_LANGUAGES):
-        return "likely"
-    return None
+    return "likely" if imported or same_package or (unique and global_names) else None
 
 
 def family(language: str) -> str:
