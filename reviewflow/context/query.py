@@ -9,7 +9,6 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -211,7 +210,3 @@ def _locality(path: str, origin: str) -> int:
     if origin and posixpath.dirname(path) == posixpath.dirname(origin):
         return 1
     return 2 if is_test_path(path) else 3
-
-
-def ranked_paths(hits: Sequence[ReferenceHit]) -> list[str]:
-    return list(dict.fromkeys(hit.path for hit in hits))

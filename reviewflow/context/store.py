@@ -38,7 +38,9 @@ class IndexStore:
                 " WITHOUT ROWID"
             )
         except (OSError, sqlite3.Error) as err:
-            raise IndexStoreError(f"cannot open the code index at {self.path}: {err}") from None
+            raise IndexStoreError(
+                f"cannot open the code index at {self.path} ({err}): remove it to rebuild it"
+            ) from None
 
     def close(self) -> None:
         self._db.close()
@@ -51,24 +53,32 @@ class IndexStore:
 
     def present(self, keys: Iterable[str]) -> set[str]:
         """The keys among `keys` that have a record."""
-        found: set[str] = set()
-        for batch in _batches(list(keys)):
-            marks = ",".join("?" * len(batch))
-            rows = self._db.execute(f"SELECT key FROM records WHERE key IN ({marks})", batch)
-            found.update(key for (key,) in rows)
-        return found
+        return {key for key, _ in self._rows("key, NULL", keys)}
 
     def load(self, keys: Iterable[str]) -> dict[str, FileIndex]:
         """The records of `keys` that are stored."""
-        out: dict[str, FileIndex] = {}
-        for batch in _batches(sorted(set(keys))):
-            marks = ",".join("?" * len(batch))
-            rows = self._db.execute(
-                f"SELECT key, record FROM records WHERE key IN ({marks})", batch
-            )
-            for key, record in rows:
-                out[key] = FileIndex.from_json(zlib.decompress(record).decode("utf-8"))
+        rows = self._rows("key, record", keys)
+        try:
+            return {
+                key: FileIndex.from_json(zlib.decompress(record).decode("utf-8"))
+                for key, record in rows
+            }
+        except (zlib.error, ValueError, LookupError, TypeError):
+            raise IndexStoreError(self._damaged("a damaged record")) from None
+
+    def _rows(self, columns: str, keys: Iterable[str]) -> list[tuple[str, bytes]]:
+        out: list[tuple[str, bytes]] = []
+        try:
+            for batch in _batches(sorted(set(keys))):
+                marks = ",".join("?" * len(batch))
+                query = f"SELECT {columns} FROM records WHERE key IN ({marks})"
+                out.extend(self._db.execute(query, batch))
+        except sqlite3.Error as err:
+            raise IndexStoreError(self._damaged(str(err))) from None
         return out
+
+    def _damaged(self, what: str) -> str:
+        return f"cannot read the code index at {self.path} ({what}): remove it to rebuild it"
 
     def save(self, records: Iterable[tuple[str, FileIndex]]) -> None:
         rows = [(key, zlib.compress(rec.to_json().encode("utf-8"), 6)) for key, rec in records]

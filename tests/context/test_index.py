@@ -172,3 +172,18 @@ def test_c_headers_macros_and_other_languages(tmp_path: Path) -> None:
     # A static inline function of a header is every includer's.
     linked = index.references("twice", "util.h", linked_only=True)
     assert [(h.path, h.link) for h in linked] == [("main.c", "confirmed")]
+
+
+def test_a_damaged_store_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "store").mkdir()
+    (tmp_path / "store" / "index.sqlite").write_bytes(b"not a database" * 100)
+    with pytest.raises(IndexStoreError) as err:
+        IndexStore(tmp_path / "store")
+    assert str(err.value).startswith(f"cannot open the code index at {tmp_path}/store/")
+    assert str(err.value).endswith("remove it to rebuild it") and "\n" not in str(err.value)
+    repo = make_repo(tmp_path / "repo", PY_FILES)
+    with IndexStore(tmp_path / "good") as store:
+        build_index(repo.root, "HEAD", store)
+        store._db.execute("UPDATE records SET record = x'00'")
+        with pytest.raises(IndexStoreError, match="a damaged record"):
+            index_tree(repo.root, "HEAD", store)
