@@ -180,7 +180,8 @@ def _with_references(
     gone = changed.change in ("deleted", "renamed")  # an import of it breaks too
     entries: list[ReferenceEntry] = []
     for name in dict.fromkeys(names):
-        defined_in = (file.old_path or origin) if name == changed.old_name else origin
+        old_side = changed.change == "deleted" or name == changed.old_name
+        defined_in = (file.old_path or origin) if old_side else origin
         for hit in index.references(name, defined_in, linked_only=True):
             ref = hit.reference
             own = hit.path == origin and definition.line <= ref.line <= definition.end_line

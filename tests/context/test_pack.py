@@ -185,3 +185,18 @@ def test_a_c_function_deleted_but_still_called(tmp_path: Path) -> None:
     ]
     refs = [(r.path, r.line, r.in_) for r in pack.changed_symbols[0].references]
     assert refs == [("builtin/add.c", 5, "int cmd_add(void)")]
+
+
+def test_a_symbol_deleted_from_a_renamed_file_is_found_by_its_old_module(tmp_path: Path) -> None:
+    body = "def keep(x):\n    return x + 1\n\n\ndef drop(y):\n    return y\n"
+    files = {
+        "pkg/old.py": body,
+        "pkg/use.py": "from pkg.old import drop\n\n\ndef use():\n    return drop(1)\n",
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    repo.git("mv", "pkg/old.py", "pkg/new.py")
+    repo.write("pkg/new.py", body.replace("\n\n\ndef drop(y):\n    return y\n", "\n"))
+    pack = _commit_and_pack(repo, "pkg/new.py", tmp_path)
+    assert [(s.change, s.name) for s in pack.changed_symbols] == [("deleted", "drop")]
+    refs = [(r.path, r.line) for r in pack.changed_symbols[0].references]
+    assert refs == [("pkg/use.py", 1), ("pkg/use.py", 5)]
