@@ -7,9 +7,10 @@ Per repository (a clone with history):
 - full build of HEAD into an empty store, in a child process: wall, CPU, peak RSS, files;
 - the store's size on disk (SQLite, zlib records), beside the same records as JSON lines, and
   the time to load every record of the tree from each;
-- one-commit updates: the store holds HEAD~N, then each of the last N first-parent commits is
-  indexed in turn (`build_index`: only its new blobs are parsed), then loaded for queries
-  (`index_tree`): median, p95 and max seconds and blobs parsed;
+- one-commit updates: for each of the newest N non-merge commits that change a source file,
+  the store holds its parent, then the commit is indexed (`build_index`: only its new blobs
+  are parsed), then loaded for queries (`index_tree`): median, p95 and max seconds and files
+  parsed;
 - the packs of those commits' changed source files: tokens (reviewflow's estimate) unbounded
   and under `--budget`, median and p95, changed symbols and references per file.
 The machine's load average is recorded before and after: on a shared machine it says what else
@@ -34,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT)]
 
 from reviewflow.context.build import build_index, index_tree, list_sources  # noqa: E402
+from reviewflow.context.languages import language_name  # noqa: E402
 from reviewflow.context.pack import build_pack  # noqa: E402
 from reviewflow.context.store import FILENAME, IndexStore  # noqa: E402
 from reviewflow.git.models import ChangeSpec, DiffMode  # noqa: E402
@@ -49,7 +51,6 @@ def _child(repo: Path, store_dir: Path) -> None:
     with IndexStore(store_dir) as store:
         stats = build_index(repo, "HEAD", store)
     cpu1 = os.times()
-    usage = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(
         json.dumps(
@@ -57,10 +58,19 @@ def _child(repo: Path, store_dir: Path) -> None:
                 **stats.model_dump(),
                 "cpu_seconds": round(cpu1.user - cpu0.user + cpu1.system - cpu0.system, 2),
                 "git_cpu_seconds": round(children.ru_utime + children.ru_stime, 2),
-                "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+                "peak_rss_mb": round(_peak_rss_kb() / 1024, 1),
             }
         )
     )
+
+
+def _peak_rss_kb() -> int:
+    """This process's own peak RSS (VmHWM). Not `ru_maxrss`: Linux keeps that across exec, so a
+    child started by a large parent would report the parent's size at the fork."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
 def _full_build(repo: Path, store_dir: Path) -> dict[str, Any]:
@@ -99,16 +109,26 @@ def _store_sizes(repo: Path, store_dir: Path) -> dict[str, Any]:
     }
 
 
-def _first_parent(repo: Path, count: int) -> list[str]:
-    out = run_git(repo, ["rev-list", "--first-parent", "--no-merges", f"-{count}", "HEAD"])
-    return out.decode().split()[::-1]
+def _history(repo: Path, count: int, scan: int = 3000) -> list[str]:
+    """The newest `count` non-merge commits (any parent line: on git/git the first-parent
+    line is release notes) that change a file the index reads, oldest first."""
+    out = run_git(repo, ["rev-list", "--no-merges", f"-{scan}", "HEAD"])
+    found: list[str] = []
+    for commit in out.decode().split():
+        names = run_git(repo, ["diff-tree", "--no-commit-id", "--name-only", "-r", commit])
+        if any(language_name(name) for name in names.decode().splitlines()):
+            found.append(commit)
+            if len(found) == count:
+                break
+    return found[::-1]
 
 
 def _updates(repo: Path, store_dir: Path, commits: list[str]) -> dict[str, Any]:
+    """Each commit indexed with its parent already in the store: one commit's update."""
     with IndexStore(store_dir) as store:
-        build_index(repo, f"{commits[0]}~1", store)
         update, load, parsed = [], [], []
         for commit in commits:
+            build_index(repo, f"{commit}~1", store)
             stats = build_index(repo, commit, store)
             update.append(stats.seconds)
             parsed.append(stats.parsed)
@@ -187,7 +207,7 @@ def bench(repo: Path, commits: int, budget: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="context-bench-") as tmp:
         result["full_build"] = _full_build(repo, Path(tmp, "full"))
         result["store"] = _store_sizes(repo, Path(tmp, "full"))
-        history = _first_parent(repo, commits)
+        history = _history(repo, commits)
         result["one_commit"] = _updates(repo, Path(tmp, "updates"), history)
         result["packs"] = _packs(repo, Path(tmp, "updates"), history, budget)
     result["load_after"] = os.getloadavg()
