@@ -8,7 +8,7 @@ token budget, in a fixed order; a deleted or renamed symbol still referenced is 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,7 +17,7 @@ from reviewflow.context.changes import Changed, changed_symbols
 from reviewflow.context.languages import language_name
 from reviewflow.context.parse import parse_source
 from reviewflow.context.query import CodeIndex
-from reviewflow.context.records import FileIndex
+from reviewflow.context.records import FileIndex, IndexStats
 from reviewflow.git.models import FileDiff, FileStatus
 
 MAX_REFERENCES = 20
@@ -115,6 +115,11 @@ class ContextPack(BaseModel):
             lines.append(_USED)
             lines.extend(_definition_line(d) for d in self.used_definitions)
         return "\n".join(lines)
+
+
+def context_record(packs: Sequence[ContextPack], stats: IndexStats) -> dict[str, Any]:
+    """The whole `reviewflow context --json` document: every file's pack and the index build."""
+    return {"files": [pack.record() for pack in packs], "index": stats.model_dump()}
 
 
 _CHANGED = "Changed definitions and where they are used:"

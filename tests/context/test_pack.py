@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from reviewflow.context.pack import ContextPack, build_pack
+from reviewflow.context.pack import ContextPack, build_pack, context_record
+from reviewflow.context.records import IndexStats
 from reviewflow.git.models import DiffMode
 from reviewflow.git.snapshot import show_file
 from reviewflow.review.tokens import estimate_tokens
@@ -100,7 +101,12 @@ def test_changed_symbols_their_uses_and_the_definitions_they_use(tmp_path: Path)
     assert "pkg/main.py:5 in `def run()`: return helper(3) + gone(1)" in text
     assert record["tokens"] == pack.tokens == estimate_tokens(text)
     assert set(record) == {"path", "tokens", "changed_symbols", "used_definitions"}
-    json.dumps(record)
+    stats = IndexStats(files=5, parsed=1, reused=4, seconds=0.25)
+    document = json.loads(json.dumps(context_record([pack], stats)))
+    assert document == {
+        "files": [record],
+        "index": {"files": 5, "parsed": 1, "reused": 4, "seconds": 0.25},
+    }
 
 
 def test_files_the_filter_excludes_never_fill_a_pack(tmp_path: Path) -> None:
