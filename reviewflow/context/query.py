@@ -9,6 +9,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -126,6 +127,11 @@ class CodeIndex:
         for path, alias in self._aliases.get(name, ()):
             uses.extend((p, i) for p, i in self._references.get(alias, ()) if p == path)
         return uses
+
+    def cache_lines(self, paths: Iterable[str]) -> None:
+        """Read the text of `paths` now, while `repo` still holds their blobs."""
+        for path in paths:
+            self.line(path, 1)
 
     def line(self, path: str, number: int) -> str:
         """Line `number` (1-based) of `path` in the indexed tree, stripped; empty if none."""
