@@ -285,6 +285,16 @@ def _publish_warning(ctx: Ctx, repo: str, number: str) -> str:
     return line.replace("<run.publish_error>", reason)
 
 
+def _no_api(c: Ctx) -> str:
+    """`deployment-run` with no Prefect API set (one another test of this process set is not
+    the user's: Prefect reads its settings once, so the variable alone cannot unset it)."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    c.monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    with temporary_settings(restore_defaults={PREFECT_API_URL}):
+        return c.cli("deployment-run", "ci-review/ci-review")
+
+
 CHECKS: dict[str, Callable[[Ctx], str]] = {
     # reports.md: bad values named as the user wrote them
     "reviewflow: error: invalid value for --fail-on: 'urgent' (accepted: one or more of critical, "
@@ -309,9 +319,7 @@ CHECKS: dict[str, Callable[[Ctx], str]] = {
     "anthropic protocol, not openai; change or unset one of them": _conflict,
     "conflicting settings: A is 'X' and B is 'Y': ...": _conflict,
     # the text of the pages
-    "reviewflow: error: PREFECT_API_URL is not set: ...": lambda c: c.cli(
-        "deployment-run", "ci-review/ci-review"
-    ),
+    "reviewflow: error: PREFECT_API_URL is not set: ...": _no_api,
     "reviewflow: error: cannot tell whether the local Prefect server runs: cannot read <path>: "
     "<reason>": _unreadable_home,
     "reviewflow: warning: cannot record this review in <folder> (<reason>): `reviewflow server "
