@@ -11,9 +11,11 @@ allowed and a second empty answer ends the turn. `review.max_tool_rounds` ends i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from reviewflow.config import ReviewSettings
+from reviewflow.context.query import CodeIndex
 from reviewflow.models import ReviewWarning
 from reviewflow.providers.messages import (
     Message,
@@ -67,10 +69,14 @@ def review_chunk(
     snapshot: Snapshot,
     settings: ReviewSettings,
     send: Send,
+    symbols: Callable[[], CodeIndex] | None = None,
 ) -> ChunkResult:
-    """One tool-loop session over chunk `chunk` of `job`: its candidates, records, warnings."""
+    """One tool-loop session over chunk `chunk` of `job`: its candidates, records, warnings.
+
+    `symbols` loads the code index the symbol tools read (on their first call); without it
+    they are not offered."""
     budget = context_budget(job.changed_lines, settings.max_context_tool_calls)
-    session = ToolSession(snapshot, job.path, chunk, budget)
+    session = ToolSession(snapshot, job.path, chunk, budget, symbols=symbols)
     first = UserMessage(content=templates.main_user(job, chunk, guidance, budget))
     label = f"chunk {chunk + 1}/{len(job.chunks)}"
     state = _State(job.path, label, [first], templates.main_system(job))
@@ -132,7 +138,7 @@ def _request(state: _State, session: ToolSession) -> ModelRequest:
     return ModelRequest(
         system=state.system,
         messages=tuple(state.messages),
-        tools=tools.offered(session.context_allowed),
+        tools=tools.offered(session.context_allowed, session.symbols is not None),
         tool_choice=state.choice,
     )
 

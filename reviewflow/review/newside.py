@@ -38,12 +38,19 @@ def new_side_index(
     tree adds `git read-tree HEAD` into a temporary index and one `git update-index` of the
     change's files: it reads only those files, whatever the size of the tree.
     """
+    return paths_index(snapshot, change_paths(change), store_dir, progress)
+
+
+def paths_index(
+    snapshot: Snapshot, paths: list[str], store_dir: Path, progress: Progress | None = None
+) -> CodeIndex:
+    """`new_side_index` given the change's `change_paths` (all a working tree needs of it):
+    what the symbol tools of a tool loop load, which have the paths but not the change."""
     store_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     with IndexStore(store_dir) as store:
         if snapshot.ref is not None:
             return index_tree(snapshot.root, f"{snapshot.ref}^{{tree}}", store, progress)
         root = snapshot.root
-        paths = _change_paths(change)
         with tempfile.TemporaryDirectory(prefix="reviewflow-index-") as tmp:
             scratch = Path(tmp) / "scratch.git"
             tree = _working_tree(root, scratch, paths)
@@ -53,7 +60,7 @@ def new_side_index(
         return index
 
 
-def _change_paths(change: Change) -> list[str]:
+def change_paths(change: Change) -> list[str]:
     """The new-side paths of the change's files, and the old paths of those moved away."""
     paths = {file.path for file in change.files}
     paths.update(file.old_path for file in change.files if file.old_path)

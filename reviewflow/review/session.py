@@ -2,18 +2,21 @@
 
 Identical context calls (and a `file_read` range inside an earlier read of the same file) are
 answered from the cache with the real content again, and cost no budget. Sessions share
-nothing: chunks of one file may run in parallel, each with its own budget and cache.
+nothing: chunks of one file may run in parallel, each with its own budget and cache. The code
+index the symbol tools read is loaded on the session's first symbol call and kept for it.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from reviewflow.errors import ToolError
+from reviewflow.context.query import CodeIndex
+from reviewflow.errors import ReviewError, ToolError
 from reviewflow.models import Candidate
 from reviewflow.providers.messages import ToolCall, ToolResultMessage
 from reviewflow.review import tools
@@ -68,6 +71,8 @@ class ToolSession:
     calls: int = 0
     candidates: list[Candidate] = field(default_factory=list)
     rejected_comments: int = 0  # code_comment calls whose arguments held no finding
+    symbols: Callable[[], CodeIndex] | None = None  # loads the index; None: no symbol tools
+    _index: CodeIndex | None = None
     _results: dict[str, str] = field(default_factory=dict)
     _reads: dict[str, _FileRead] = field(default_factory=dict)
 
@@ -90,8 +95,11 @@ class ToolSession:
                 output = self._comment(call)
             elif call.name in tools.CONTEXT_TOOLS:
                 status, output = self._context(call)
+            elif call.name in tools.SYMBOL_TOOLS and self.symbols is not None:
+                status, output = self._symbol(call)
             else:
-                raise ToolError(f"unknown tool '{call.name}': use {', '.join(_names())}")
+                names = ", ".join(d.name for d in tools.offered(True, self.symbols is not None))
+                raise ToolError(f"unknown tool '{call.name}': use {names}")
         except ToolError as err:
             status, output = "error", f"error: {err}"
             self.rejected_comments += call.name == "code_comment"
@@ -131,6 +139,35 @@ class ToolSession:
         self._results[key] = output
         return "ok", output
 
+    def _symbol(self, call: ToolCall) -> tuple[Status, str]:
+        args = _parse(tools.SymbolArgs, call)
+        key = f"{call.name}:{args.model_dump_json()}"
+        if key in self._results:
+            return "cached", self._results[key]
+        args.parts(), args.path()  # bad names and paths are refused before they cost a call
+        index = self._loaded() if self.context_allowed else None  # a failed load costs nothing
+        self._charge()
+        assert index is not None
+        if call.name == "symbol_definition":
+            output = tools.symbol_definition(index, args)
+        else:
+            output = tools.symbol_references(index, args)
+        self._results[key] = output
+        return "ok", output
+
+    def _loaded(self) -> CodeIndex:
+        """The code index, loaded on the first symbol call (a store or Git problem is a tool
+        error the model reads: it can still use the other tools)."""
+        if self._index is None:
+            assert self.symbols is not None
+            try:
+                self._index = self.symbols()
+            except ReviewError as err:
+                raise ToolError(
+                    f"the code index of the reviewed tree cannot be read: {err}"
+                ) from None
+        return self._index
+
     def _read(self, args: tools.FileReadArgs) -> tuple[Status, str]:
         start, end = args.span()
         path = confine(self.snapshot, args.file_path)
@@ -161,7 +198,3 @@ def _parse(model: type[ArgsT], call: ToolCall) -> ArgsT:
             f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in err.errors()
         )
         raise ToolError(f"invalid arguments for {call.name}: {problems}") from None
-
-
-def _names() -> list[str]:
-    return [definition.name for definition in tools.definitions()]

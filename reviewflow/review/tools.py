@@ -2,12 +2,15 @@
 
 Definitions come from `tools.json` (names and arguments are the fixed model contract); each
 context tool's arguments are validated by a pydantic model with the same fields. Outputs are
-capped at 32 KiB of valid UTF-8.
+capped at 32 KiB of valid UTF-8. The two symbol tools (`symbol_definition`,
+`symbol_references`) answer from the code index of the reviewed tree (`reviewflow.context`)
+and are offered only when the review's context is on.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from pathlib import Path
 
@@ -21,17 +24,20 @@ from pydantic import (
     field_validator,
 )
 
+from reviewflow.context.query import CodeIndex, DefinitionHit, ReferenceHit
 from reviewflow.errors import ToolError
 from reviewflow.git.encoding import decode_text, shown
 from reviewflow.providers.messages import ToolDefinition
 from reviewflow.review import reader
-from reviewflow.review.reader import Snapshot
+from reviewflow.review.reader import Snapshot, normalize
 
 MAX_READ_LINES = 500
 MAX_OUTPUT_BYTES = 32 * 1024
 MAX_MATCH_CHARS = 300
 MAX_FOUND_FILES = 200
+MAX_SYMBOL_HITS = 50
 CONTEXT_TOOLS = ("file_read", "code_search", "file_find")
+SYMBOL_TOOLS = ("symbol_definition", "symbol_references")
 FINAL_TOOLS = ("code_comment", "task_done")
 
 
@@ -42,9 +48,14 @@ def definitions() -> tuple[ToolDefinition, ...]:
     return tuple(ToolDefinition.model_validate(item) for item in raw)
 
 
-def offered(context_allowed: bool) -> tuple[ToolDefinition, ...]:
-    """The tool block of one request: all tools, or only the final ones once the budget is spent."""
-    return tuple(d for d in definitions() if context_allowed or d.name in FINAL_TOOLS)
+def offered(context_allowed: bool, symbols: bool = False) -> tuple[ToolDefinition, ...]:
+    """The tool block of one request: all tools (the symbol tools only with `symbols`), or
+    only the final ones once the budget is spent."""
+    return tuple(
+        d
+        for d in definitions()
+        if d.name in FINAL_TOOLS or (context_allowed and (d.name not in SYMBOL_TOOLS or symbols))
+    )
 
 
 class _Args(BaseModel):
@@ -82,6 +93,29 @@ class CodeSearchArgs(_Args):
 class FileFindArgs(_Args):
     query_name: StrictStr = Field(min_length=1)
     case_sensitive: StrictBool = False
+
+
+class SymbolArgs(_Args):
+    name: StrictStr = Field(min_length=1, max_length=200)
+    file_path: StrictStr | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _one_name(cls, name: str) -> str:
+        name = name.strip()
+        if not name or any(char.isspace() or char in "()" for char in name):
+            raise ValueError("give one symbol name, e.g. 'helper' or 'Box.size'")
+        return name
+
+    def parts(self) -> tuple[str, str]:
+        """(the bare name the index is keyed by, the qualified name with dots)."""
+        qualified = ".".join(p for p in re.split(r"::|->|#|\.", self.name) if p)
+        if not qualified:
+            raise ToolError(f"'{self.name}' is not a symbol name")
+        return qualified.rpartition(".")[2], qualified
+
+    def path(self) -> str | None:
+        return None if self.file_path is None else normalize(self.file_path)
 
 
 def cap_output(text: str, limit: int = MAX_OUTPUT_BYTES) -> str:
@@ -164,3 +198,66 @@ def file_find(snapshot: Snapshot, args: FileFindArgs) -> str:
     listed = found[:MAX_FOUND_FILES]
     more = f"\n[{len(found) - len(listed)} more not shown]" if len(found) > len(listed) else ""
     return cap_output(f"{len(found)} files\n" + "\n".join(listed) + more)
+
+
+def symbol_definition(index: CodeIndex, args: SymbolArgs) -> str:
+    """Where a name is defined: path:line, kind and qualified name, signature, first doc line.
+    With `file_path` (where the name is used), the definitions it reaches come first."""
+    bare, qualified = args.parts()
+    hits = index.definitions(bare, from_path=args.path())
+    if bare != qualified:
+        hits = [h for h in hits if _qualified(h.definition.qualname, qualified)] or hits
+    if not hits:
+        return (
+            f"no definition of '{args.name}' in the source files of the reviewed snapshot "
+            "(it may come from a library or a file the index does not read)"
+        )
+    lines = [f"{len(hits)} definition{'s' * (len(hits) != 1)} of '{args.name}'"]
+    for hit in hits[:MAX_SYMBOL_HITS]:
+        lines.extend(_definition_lines(hit))
+    return _listed(lines, len(hits))
+
+
+def symbol_references(index: CodeIndex, args: SymbolArgs) -> str:
+    """Where a name is used: path:line, the line, the signature of the definition it sits in,
+    and how sure the index is it is this definition's use. With `file_path` (the file that
+    defines it, even one the change deleted), the uses are tied to that definition."""
+    bare, _ = args.parts()
+    path = args.path()
+    hits = index.references(bare, defined_in=path)
+    where = f" (defined in {path})" if path else ""
+    if not hits:
+        return f"no references to '{args.name}'{where} in the source files of the reviewed snapshot"
+    lines = [f"{len(hits)} reference{'s' * (len(hits) != 1)} to '{args.name}'{where}"]
+    if path is None and len(index.definitions(bare)) > 1:
+        lines.append("[several definitions share this name: give file_path to tie uses to one]")
+    lines.extend(_reference_line(index, hit) for hit in hits[:MAX_SYMBOL_HITS])
+    return _listed(lines, len(hits))
+
+
+def _qualified(qualname: str, qualified: str) -> bool:
+    return qualname == qualified or qualname.endswith(f".{qualified}")
+
+
+def _definition_lines(hit: DefinitionHit) -> list[str]:
+    definition = hit.definition
+    signature = _cut(definition.signature or definition.name)
+    lines = [
+        f"{hit.path}:{definition.line}: {signature}  [{definition.kind} {definition.qualname}]"
+    ]
+    if definition.doc:
+        lines.append(f"    doc: {_cut(definition.doc)}")
+    return lines
+
+
+def _reference_line(index: CodeIndex, hit: ReferenceHit) -> str:
+    reference = hit.reference
+    scope = hit.scope.signature or hit.scope.name if hit.scope is not None else "file level"
+    how = hit.link or "name match only"
+    text = _cut(index.line(hit.path, reference.line))
+    return f"{hit.path}:{reference.line}: {text}  [in {_cut(scope)}; {reference.kind}, {how}]"
+
+
+def _listed(lines: list[str], total: int) -> str:
+    more = f"\n[{total - MAX_SYMBOL_HITS} more not shown]" if total > MAX_SYMBOL_HITS else ""
+    return cap_output("\n".join(lines) + more)

@@ -162,6 +162,8 @@ def test_tool_block_is_the_fixed_contract() -> None:
         "file_read": {"file_path", "start_line", "end_line"},
         "code_search": {"search_text", "file_patterns", "case_sensitive", "use_perl_regexp"},
         "file_find": {"query_name", "case_sensitive"},
+        "symbol_definition": {"name", "file_path"},
+        "symbol_references": {"name", "file_path"},
         "code_comment": {"finding"},
         "task_done": set(),
     }
@@ -169,9 +171,15 @@ def test_tool_block_is_the_fixed_contract() -> None:
         (tools.FileReadArgs, "file_read"),
         (CodeSearchArgs, "code_search"),
         (FileFindArgs, "file_find"),
+        (tools.SymbolArgs, "symbol_definition"),
+        (tools.SymbolArgs, "symbol_references"),
     ):
         assert set(model.model_fields) == names[name]
     assert [d.name for d in tools.offered(False)] == ["code_comment", "task_done"]
+    assert [d.name for d in tools.offered(False, symbols=True)] == ["code_comment", "task_done"]
+    today = ["file_read", "code_search", "file_find", "code_comment", "task_done"]
+    assert [d.name for d in tools.offered(True)] == today  # review.context off
+    assert [d.name for d in tools.offered(True, symbols=True)] == list(names)
 
 
 def test_file_find_output_is_valid_utf8_for_undecodable_names(repo: GitRepo) -> None:
