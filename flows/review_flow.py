@@ -43,6 +43,7 @@ from reviewflow.report.location import review_id
 from reviewflow.report.outcome import ReviewRun
 from reviewflow.request import ReviewRequest
 from reviewflow.review.jobs import snapshot_of
+from reviewflow.review.packs import FileContext
 from reviewflow.review.reader import Snapshot
 from reviewflow.sast.models import SastScan
 from reviewflow.select.reviewed import ReviewedFiles
@@ -51,6 +52,7 @@ from tasks.caching import as_is, stage_options, unquoted
 from tasks.chunk import chunk_files
 from tasks.estimate import estimate_cost
 from tasks.finalize import finalize_findings
+from tasks.index import index_context
 from tasks.localize import localize_findings
 from tasks.prepare import prepare_review
 from tasks.publish import publish_findings
@@ -124,7 +126,9 @@ def review(
         context = request.pull_request.with_dismissed(dismissed.reasons())
         request = request.model_copy(update={"pull_request": context})
     sast = _prescan(scope, config, request) if config.review.sast else None
-    jobs = chunk_files(as_is(scope), as_is(config.review), config.output.language, as_is(sast))
+    packs = _packs(scope, config, request.home)
+    language = config.output.language
+    jobs = chunk_files(as_is(scope), as_is(config.review), language, as_is(sast), as_is(packs))
     options = stage_options(request.home, request.no_cache, config.review.shared_store)
     snapshot = (snapshot_of(scope), identify_snapshot(as_is(change)))
     if estimate is None:
@@ -200,6 +204,13 @@ def _shipped(snapshot: tuple[Snapshot, str], store: str | None) -> tuple[Snapsho
     if store is None:
         return snapshot
     return ship_snapshot(as_is(snapshot[0]), store), snapshot[1]
+
+
+def _packs(scope: Scope, config: Config, home: str) -> dict[str, FileContext] | None:
+    """Every kept file's context pack (the index stage), or None with `review.context` off."""
+    if not config.review.context:
+        return None
+    return index_context(as_is(scope), as_is(snapshot_of(scope)), as_is(config.review), home)
 
 
 def _prescan(scope: Scope, config: Config, request: ReviewRequest) -> SastScan:

@@ -140,6 +140,11 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
         help="a directory the Dask workers reach too: the snapshot and stage results go there",
     )
     review.add_argument(
+        "--context",
+        choices=["on", "off"],
+        help="the context pack (callers of changed code, definitions it uses) in the request",
+    )
+    review.add_argument(
         "--sast",
         action="store_true",
         default=None,

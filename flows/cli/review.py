@@ -66,6 +66,7 @@ _FLAG_KEYS: dict[str, tuple[str, str]] = {
     "task_runner": ("review", "task_runner"),
     "dask_address": ("review", "dask_address"),
     "shared_store": ("review", "shared_store"),
+    "context": ("review", "context"),
     "sast": ("review", "sast"),
     "sast_rules": ("review", "sast_rules"),
     "verify": ("review", "verify"),
@@ -177,7 +178,7 @@ def _review(
         sast_scan = early_scan(config, scope, effective)  # runs while the review starts
         if sast_scan is not None:
             effective = effective.model_copy(update={"sast_prescanned": True})
-        estimate = print_estimate(scope, config, sast_scan)
+        estimate = print_estimate(scope, config, sast_scan, effective.home)
         started = datetime.now(UTC)  # the review has started: a cancel from here on is reported
         try:
             with (
@@ -218,7 +219,7 @@ def early_scan(config: Config, scope: Scope, request: ReviewRequest) -> EarlySca
 
 
 def print_estimate(
-    scope: Scope, config: Config, sast_scan: EarlyScan | None
+    scope: Scope, config: Config, sast_scan: EarlyScan | None, home: str
 ) -> dict[str, Any] | None:
     """The review's expected cost, one line on stderr, before its first request; not with
     `--console off`, which keeps stderr to the one line of an exit 2. The estimate, for the
@@ -231,7 +232,7 @@ def print_estimate(
     from reviewflow.cost.text import estimate_line
 
     scan = sast_scan.result() if sast_scan is not None else None
-    estimate = scope_estimate(scope, config, scan)
+    estimate = scope_estimate(scope, config, scan, home=home)
     sys.stderr.write(f"reviewflow: {estimate_line(estimate)}\n")
     return None if sast_scan is not None and scan is None else estimate
 
@@ -398,7 +399,8 @@ def run_preview(
         from reviewflow.sast.scan import prescan
 
         sast = prescan(scope, config.review, request.home, request.no_cache, verify_version=True)
-    doc = preview_document(scope, request, sast, scope_estimate(scope, config, sast))
+    estimate = scope_estimate(scope, config, sast, home=request.home)
+    doc = preview_document(scope, request, sast, estimate)
     if json_path and not report_off(json_path):
         write_output(json_path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     (sys.stderr if json_path == "-" else sys.stdout).write(render_preview(doc))  # stdout: JSON

@@ -197,6 +197,14 @@ class ReviewSettings(_Section):
         None, description="a Markdown file of review instructions, e.g. docs/review.md"
     )  # relative: to the repository root (`--instructions` is made absolute by the CLI)
     sast: bool = False
+    # The context pack (docs/context.md): the code the change touches, in the main request.
+    context: bool = Field(True, description="on or off (or true or false)")
+    context_tokens: int = Field(
+        1500,
+        ge=0,
+        le=100_000,
+        description="a token count from 0 to 100000, e.g. 1500",
+    )
     sast_rules: str | None = Field(
         None, min_length=1, description="a directory of semgrep rule files (.yaml, .yml)"
     )
@@ -235,6 +243,13 @@ class ReviewSettings(_Section):
     def _split_fail_on(cls, value: object) -> object:
         if isinstance(value, str):
             return [part.strip().lower() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("context", mode="before")
+    @classmethod
+    def _on_off(cls, value: object) -> object:
+        if isinstance(value, str) and value.strip().lower() in ("on", "off"):
+            return value.strip().lower() == "on"
         return value
 
     @field_validator("instructions")

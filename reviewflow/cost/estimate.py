@@ -21,6 +21,8 @@ only the model decides is an assumption, stated here and in the README:
 - `--verify`: each finding gets `VERIFY_QUESTIONS` questions, each answered after one context
   call (while the verify budget lasts), then one score.
 - localization (a non-English `output.language`): one request when findings are expected.
+- the context pack (`review.context`): a file's pack is in every main request of each of its
+  chunks, so it is counted in their prompt tokens (and shown per file as `context_tokens`).
 - completions: the per-request sizes below (tool calls and short JSON answers).
 
 Expected requests are fractional where a stage may or may not run; money is the price's input
@@ -108,6 +110,8 @@ class FileEstimate(BaseModel):
     path: str
     chunks: int
     stages: dict[str, Figures]
+    context_tokens: int = 0
+    """The file's context pack, in each of its main requests (counted in their prompts)."""
 
     @property
     def total(self) -> Figures:
@@ -242,7 +246,10 @@ def estimate_file(job: FileJob, size: int | None, settings: ReviewSettings) -> F
     if compress.requests:
         stages["compress"] = compress
     stages.update(findings_stages(job, size, settings, expected_findings(job)))
-    return FileEstimate(path=job.path, chunks=len(job.chunks), stages=stages)
+    context = job.context.tokens if job.context is not None else 0
+    return FileEstimate(
+        path=job.path, chunks=len(job.chunks), stages=stages, context_tokens=context
+    )
 
 
 def chunk_session(

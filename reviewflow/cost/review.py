@@ -12,6 +12,7 @@ from reviewflow.cost.prices import price_of
 from reviewflow.cost.sizes import file_sizes
 from reviewflow.cost.text import estimate_record
 from reviewflow.review.jobs import FileJob, file_jobs, snapshot_of
+from reviewflow.review.packs import context_packs
 from reviewflow.review.reader import Snapshot
 from reviewflow.sast.models import SastScan
 from reviewflow.select.scope import Scope
@@ -26,7 +27,12 @@ def jobs_estimate(jobs: Sequence[FileJob], snapshot: Snapshot, config: Config) -
     return estimate_record(estimate, config.model, config.review)
 
 
-def scope_estimate(scope: Scope, config: Config, sast: SastScan | None = None) -> dict[str, Any]:
-    """The `estimate` object of a review of `scope` (chunked as the review will chunk it)."""
-    jobs = file_jobs(scope, config.review, config.output.language, sast)
-    return jobs_estimate(jobs, snapshot_of(scope), config)
+def scope_estimate(
+    scope: Scope, config: Config, sast: SastScan | None = None, *, home: str
+) -> dict[str, Any]:
+    """The `estimate` object of a review of `scope` (chunked as the review will chunk it, with
+    the context packs it will send: the code index in `home`, or the shared store's)."""
+    snapshot = snapshot_of(scope)
+    packs = context_packs(scope, snapshot, config.review, home)
+    jobs = file_jobs(scope, config.review, config.output.language, sast, packs)
+    return jobs_estimate(jobs, snapshot, config)

@@ -40,6 +40,7 @@ def estimate_record(
             for stage, figures in estimate.by_stage.items()
         },
         "files": [_file_record(item, estimate) for item in estimate.files],
+        "context_tokens": sum(item.context_tokens for item in estimate.files),
         "findings": {
             "expected": round(estimate.findings, 1),
             "low": 0,
@@ -61,6 +62,7 @@ def _file_record(item: FileEstimate, estimate: Estimate) -> dict[str, Any]:
     return {
         "path": item.path,
         "chunks": item.chunks,
+        "context_tokens": item.context_tokens,
         **figures_record(total, estimate.cost_of(total)),
         "by_stage": {
             stage: figures_record(figures, estimate.cost_of(figures))
@@ -171,15 +173,20 @@ def estimate_line(record: dict[str, Any]) -> str:
 def estimate_table(record: dict[str, Any], paths: list[str]) -> list[str]:
     """The preview's lines: one per file (`paths`: escaped and padded), then the total."""
 
+    context = any(item.get("context_tokens") for item in record["files"])
+
     def row(item: dict[str, Any]) -> str:
         cost = "n/a" if item["cost"] is None else _amount(record, item["cost"])
+        tokens = item.get("context_tokens")
+        pack = f"{'' if tokens is None else short_count(tokens):>8}  " if context else ""
         return (
             f"{item['requests']:>9.1f}  {short_count(item['prompt_tokens']):>8}  "
-            f"{short_count(item['completion_tokens']):>10}  {cost:>9}"
+            f"{pack}{short_count(item['completion_tokens']):>10}  {cost:>9}"
         )
 
     width = max([len("(localize)"), *(len(p) for p in paths)])
-    head = f"{'requests':>9}  {'prompt':>8}  {'completion':>10}  {'cost':>9}"
+    pack_head = f"{'context':>8}  " if context else ""
+    head = f"{'requests':>9}  {'prompt':>8}  {pack_head}{'completion':>10}  {'cost':>9}"
     lines = [f"  {'file'.ljust(width)}  {head}"]
     lines += [f"  {p.ljust(width)}  {row(f)}" for p, f in zip(paths, record["files"], strict=True)]
     if "localize" in record["by_stage"]:  # once per review, not per file

@@ -3,18 +3,20 @@
 A chunk's diff text stays within `CHUNK_SHARE` of `review.max_chunk_tokens`, so the session
 has room for the prompt, tool results and candidates before compression (60%) and the token
 guard (80%) step in. A hunk too large for one chunk is split into parts with their own
-`@@` headers.
+`@@` headers. A file's context pack (`reviewflow.review.packs`), when the review has one, rides
+in its job, so the model stages' cache keys change with it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
 from reviewflow.anchors import tag
 from reviewflow.config import ReviewSettings
 from reviewflow.git.models import DiffLine, FileDiff, Hunk
+from reviewflow.review.packs import FileContext
 from reviewflow.review.reader import Snapshot
 from reviewflow.review.tokens import estimate_tokens
 from reviewflow.rules.models import ResolvedRule, RuleLayer
@@ -52,6 +54,7 @@ class FileJob(BaseModel):
     language: str
     instructions: str | None = None  # the team's, trusted: for the plan and main system prompts
     sast: tuple[SastResult, ...] = ()  # the pre-scan's results on added lines (`--sast`)
+    context: FileContext | None = None  # the context pack (`review.context`), untrusted data
 
     @property
     def needs_plan(self) -> bool:
@@ -65,9 +68,14 @@ def snapshot_of(scope: Scope) -> Snapshot:
 
 
 def file_jobs(
-    scope: Scope, settings: ReviewSettings, language: str, sast: SastScan | None = None
+    scope: Scope,
+    settings: ReviewSettings,
+    language: str,
+    sast: SastScan | None = None,
+    packs: Mapping[str, FileContext] | None = None,
 ) -> list[FileJob]:
-    """A job per kept file, in selection order, with its chunks (and SAST results)."""
+    """A job per kept file, in selection order, with its chunks (and SAST results, and its
+    context pack from `packs`)."""
     budget = max(1, int(settings.max_chunk_tokens * CHUNK_SHARE))
     return [
         FileJob(
@@ -81,6 +89,7 @@ def file_jobs(
             language=language,
             instructions=scope.instructions.text if scope.instructions else None,
             sast=sast.for_path(kept.file.path) if sast is not None else (),
+            context=(packs or {}).get(kept.file.path),
         )
         for kept in scope.selection.kept
     ]

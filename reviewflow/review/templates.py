@@ -28,9 +28,14 @@ def system(stage: str, instructions: str | None = None) -> str:
 
 def main_system(job: FileJob) -> str:
     """The main stage's system prompt: the team's instructions, then the SAST guidance when
-    the file has pre-scan results (the text is fixed either way)."""
+    the file has pre-scan results, then the context pack's when it has one (the text is fixed
+    either way)."""
     text = system("main", job.instructions)
-    return text + "\n" + render(PROMPTS, "main_sast_system.j2") if job.sast else text
+    if job.sast:
+        text += "\n" + render(PROMPTS, "main_sast_system.j2")
+    if job.context is not None:
+        text += "\n" + render(PROMPTS, "main_context_system.j2")
+    return text
 
 
 def main_user(job: FileJob, chunk: int, guidance: str | None, budget: int) -> str:
@@ -46,6 +51,7 @@ def main_user(job: FileJob, chunk: int, guidance: str | None, budget: int) -> st
         language=job.language,
         budget=budget,
         sast=sast_text(job),
+        context=job.context.text if job.context is not None else None,
     )
 
 

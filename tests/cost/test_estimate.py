@@ -12,11 +12,12 @@ from reviewflow.cost import estimate as est
 from reviewflow.cost.prices import PriceInfo
 from reviewflow.cost.review import jobs_estimate, scope_estimate
 from reviewflow.cost.sizes import file_sizes
-from reviewflow.cost.text import estimate_line
+from reviewflow.cost.text import estimate_line, estimate_table
 from reviewflow.providers.messages import ModelRequest, ModelResponse, ToolCall
 from reviewflow.request import ReviewRequest
 from reviewflow.review.jobs import FileJob, file_jobs, snapshot_of
 from reviewflow.review.loop import review_chunk
+from reviewflow.review.packs import context_packs
 from reviewflow.review.reader import Snapshot
 from reviewflow.review.tokens import estimate_request
 from reviewflow.select.scope import Scope, collect, select
@@ -34,6 +35,11 @@ def _scope(repo: GitRepo, changes: dict[str, str]) -> Scope:
     sha = repo.commit("change")
     request = ReviewRequest.from_flags(str(repo.root), commit=sha, home=str(repo.root.parent))
     return select(collect(request, 3), request, 1 << 20)
+
+
+def _home(repo: GitRepo) -> str:
+    """A reviewflow home beside the repository (the code index is kept there)."""
+    return str(repo.root.parent / "home")
 
 
 def _call(name: str, **arguments: object) -> ToolCall:
@@ -108,7 +114,10 @@ def test_verification_and_localization_are_added_when_on(repo: GitRepo) -> None:
     scope = _scope(repo, {"big.py": MODULE + big})
     plain = Config()
     verified = Config.model_validate({"review": {"verify": True}, "output": {"language": "de"}})
-    off, on = scope_estimate(scope, plain), scope_estimate(scope, verified)
+    off, on = (
+        scope_estimate(scope, plain, home=_home(repo)),
+        scope_estimate(scope, verified, home=_home(repo)),
+    )
     assert "verify" not in off["by_stage"] and "localize" not in off["by_stage"]
     # 80 changed lines: 2 expected findings, each: questions, 3 x (a context call + the
     # answer), score
@@ -131,13 +140,15 @@ def test_a_small_verified_change_shows_the_range_the_findings_make(repo: GitRepo
     scope = _scope(repo, {"app.py": MODULE.replace("* 3", "* 4")})
     priced = {"name": "house", "price": {"input": 1, "output": 1}}
     verified = Config.model_validate({"model": priced, "review": {"verify": True}})
-    record = scope_estimate(scope, verified)
+    record = scope_estimate(scope, verified, home=_home(repo))
     assert record["requests"] < 3 and record["findings"]["high"] == 2.0
     assert record["range"]["high"]["requests"] == pytest.approx(2 + 2 * 8 + 1, abs=0.1)
     line = estimate_line(record)
     assert "; with 0–2 findings: 2–19 requests, $" in line
     # without verification the findings move the review little: no range on the line
-    assert "findings" not in estimate_line(scope_estimate(scope, Config(model=priced)))
+    assert "findings" not in estimate_line(
+        scope_estimate(scope, Config(model=priced), home=_home(repo))
+    )
 
 
 def test_money_follows_the_price_and_is_none_without_one(repo: GitRepo) -> None:
@@ -154,9 +165,11 @@ def test_money_follows_the_price_and_is_none_without_one(repo: GitRepo) -> None:
 def test_the_report_record_and_the_flow_estimate_agree(repo: GitRepo) -> None:
     scope = _scope(repo, {"a.py": MODULE.replace("* 3", "* 4"), "b.py": MODULE + "x = 1\n"})
     config = Config.model_validate({"model": {"name": "gpt-4o"}})
-    jobs: list[FileJob] = file_jobs(scope, config.review, "en-US")
+    packs = context_packs(scope, snapshot_of(scope), config.review, _home(repo))  # the flow's
+    jobs: list[FileJob] = file_jobs(scope, config.review, "en-US", None, packs)
     record = jobs_estimate(jobs, snapshot_of(scope), config)
-    assert record == scope_estimate(scope, config)
+    assert record == scope_estimate(scope, config, home=_home(repo))
+    assert record["files"][0]["context_tokens"] == packs["a.py"].tokens > 0
     assert record["model"] == "gpt-4o" and record["price"]["as_of"]
     assert record["requests"] == pytest.approx(sum(f["requests"] for f in record["files"]), abs=0.1)
     assert sum(s["prompt_tokens"] for s in record["by_stage"].values()) == record["prompt_tokens"]
@@ -193,9 +206,13 @@ def test_the_budget_verdict_counts_tokens_and_money(repo: GitRepo) -> None:
     roomy = Config.model_validate({"model": priced, "review": {"max_cost": 100}})
     tight = Config.model_validate({"model": priced, "review": {"max_cost": 1}})
     tokens = Config.model_validate({"model": priced, "review": {"max_tokens": 1000}})
-    assert estimate_line(scope_estimate(scope, roomy)).endswith("; fits the budget of $100.00")
-    assert "does NOT fit the budget of $1.00" in estimate_line(scope_estimate(scope, tight))
-    record = scope_estimate(scope, tokens)
+    assert estimate_line(scope_estimate(scope, roomy, home=_home(repo))).endswith(
+        "; fits the budget of $100.00"
+    )
+    assert "does NOT fit the budget of $1.00" in estimate_line(
+        scope_estimate(scope, tight, home=_home(repo))
+    )
+    record = scope_estimate(scope, tokens, home=_home(repo))
     assert record["budget"] == {
         "max_tokens": 1000,
         "max_cost": None,
@@ -203,3 +220,25 @@ def test_the_budget_verdict_counts_tokens_and_money(repo: GitRepo) -> None:
         "fits_high": False,
     }
     assert f", ~${record['cost']:.2f} (model.price); does NOT fit" in estimate_line(record)
+
+
+def test_the_context_pack_is_counted_in_every_main_request(repo: GitRepo) -> None:
+    """With `review.context` on, each main request's prompt carries the file's pack: the
+    file's main prompt tokens grow by at least the pack's tokens per main request."""
+    callers = "from app import step_3\n\n\ndef use():\n    return step_3([1])\n"
+    repo.write("caller.py", callers)
+    repo.commit("a caller")
+    scope = _scope(repo, {"app.py": MODULE.replace("* 3", "* 4")})
+    on = scope_estimate(scope, Config(), home=_home(repo))
+    off = scope_estimate(scope, Config(review={"context": "off"}), home=_home(repo))
+    (file_on,), (file_off,) = on["files"], off["files"]
+    assert file_off["context_tokens"] == 0 and off["context_tokens"] == 0
+    pack = file_on["context_tokens"]
+    assert pack > 0 and on["context_tokens"] == pack
+    main_on, main_off = file_on["by_stage"]["main"], file_off["by_stage"]["main"]
+    assert main_on["requests"] == main_off["requests"] >= 1
+    grown = main_on["prompt_tokens"] - main_off["prompt_tokens"]
+    assert grown >= pack * int(main_on["requests"])
+    table = estimate_table(on, ["app.py"])
+    assert table[0].split()[:5] == ["file", "requests", "prompt", "context", "completion"]
+    assert "context" not in estimate_table(off, ["app.py"])[0]
