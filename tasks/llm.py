@@ -8,26 +8,60 @@ Accounting does not depend on which process ran the task: the response carries `
 task run's run count: 1, or 2 after a retry), and so does a final `ProviderFailure` (its
 `attempts`, see `failures.attempts_of`). The pool's meter counts the attempts made in the pool's
 own process only, as a convenience.
+
+A cancelled review's task runs end Cancelled, on threads and on Dask alike: a request or stage
+that meets the cancel (`ReviewCancelled`: its pool stopped, the request in flight abandoned)
+returns Prefect's Cancelled state instead of failing (`cancellable`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar, cast
 
 from prefect import Task, task
 from prefect.cache_policies import NO_CACHE
 from prefect.client.schemas.objects import State, TaskRun
 from prefect.context import TaskRunContext
+from prefect.states import Cancelled
+from prefect.transactions import get_transaction
 
 from reviewflow.errors import TransientProviderError
 from reviewflow.providers.failures import ProviderFailure, never_reached
 from reviewflow.providers.messages import ModelRequest, ModelResponse
-from reviewflow.providers.pool import ProviderHandle, pool_for
+from reviewflow.providers.pool import ProviderHandle, ReviewCancelled, pool_for
 from reviewflow.review.records import Send
 from tasks.caching import as_is
 
 RETRIES = 1
 RETRY_DELAY_SECONDS = 2.0
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def cancellable(fn: Callable[P, R]) -> Callable[P, R]:
+    """`fn` as a task's body that ends Cancelled when the review's cancel stops it
+    (`ReviewCancelled`), not Failed (nor Completed with what it had: the cancel cut it)."""
+
+    @functools.wraps(fn)
+    def body(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except ReviewCancelled as exc:
+            return cast(R, cancelled(str(exc)))
+
+    return body
+
+
+def cancelled(message: str) -> State[Any]:
+    """The Cancelled state a task run returns to end in it. Its transaction stores nothing
+    (as Prefect does for a Failed state): a cached stage's next run does the work again."""
+    transaction = get_transaction()
+    if transaction is not None:
+        transaction.write_on_commit = False
+    return Cancelled(message=message)
 
 
 def retry_transient(task: Task[Any, Any], task_run: TaskRun, state: State[Any]) -> bool:
@@ -45,6 +79,7 @@ def retry_transient(task: Task[Any, Any], task_run: TaskRun, state: State[Any]) 
     persist_result=False,
     log_prints=False,
 )
+@cancellable
 def llm_request(handle: ProviderHandle, request: ModelRequest) -> ModelResponse:
     """Send one model request through the review's provider pool, noting the attempt count."""
     attempt = _attempt()
@@ -82,6 +117,9 @@ def sender(handle: ProviderHandle, path: str | None = None) -> Send:
             budget.check(request)
         if observer is not None and path is not None:
             observer.file_started(path)
-        return llm_request(as_is(handle), as_is(request))
+        answer = llm_request(as_is(handle), as_is(request))
+        if isinstance(answer, State):  # it returned its Cancelled state: the stage ends so too
+            raise ReviewCancelled(answer.message or "the review was cancelled")
+        return answer
 
     return send

@@ -8,7 +8,7 @@ from reviewflow.findings.localize import Localized, localize
 from reviewflow.findings.models import Finding
 from reviewflow.providers.pool import ProviderHandle
 from tasks.caching import stage_cache_key
-from tasks.llm import sender
+from tasks.llm import cancellable, sender
 
 
 @task(
@@ -18,6 +18,7 @@ from tasks.llm import sender
     result_serializer="json",
     retries=0,  # each model request is retried by its own llm_request task run
 )
+@cancellable
 def localize_findings(findings: list[Finding], language: str, handle: ProviderHandle) -> Localized:
     """The findings with title, problem, evidence and suggestion in `language` (English: as is)."""
     return localize(findings, language, sender(handle))

@@ -9,7 +9,7 @@ from reviewflow.review.jobs import FileJob
 from reviewflow.review.plan import plan_file
 from reviewflow.review.records import PlanResult
 from tasks.caching import stage_cache_key
-from tasks.llm import sender
+from tasks.llm import cancellable, sender
 
 
 @task(
@@ -19,6 +19,7 @@ from tasks.llm import sender
     result_serializer="json",
     retries=0,  # each model request is retried by its own llm_request task run
 )
+@cancellable
 def plan(job: FileJob, handle: ProviderHandle) -> PlanResult:
     """Guidance for the file's tool loop (None, and no request, below 50 changed lines)."""
     return plan_file(job, sender(handle, job.path))

@@ -11,7 +11,7 @@ from reviewflow.providers.pool import ProviderHandle
 from reviewflow.review.records import ChunkResult
 from reviewflow.select.reviewed import ReviewedFiles
 from tasks.caching import stage_cache_key
-from tasks.llm import sender
+from tasks.llm import cancellable, sender
 
 
 @task(
@@ -21,6 +21,7 @@ from tasks.llm import sender
     result_serializer="json",
     retries=0,  # each model request is retried by its own llm_request task run
 )
+@cancellable
 def relocate(
     chunks: list[ChunkResult], reviewed: ReviewedFiles, handle: ProviderHandle
 ) -> list[FileFindings]:

@@ -9,7 +9,7 @@ from reviewflow.findings.models import FileFindings
 from reviewflow.providers.pool import ProviderHandle
 from reviewflow.select.reviewed import ReviewedFiles
 from tasks.caching import stage_cache_key
-from tasks.llm import sender
+from tasks.llm import cancellable, sender
 
 
 @task(
@@ -19,6 +19,7 @@ from tasks.llm import sender
     result_serializer="json",
     retries=0,  # each model request is retried by its own llm_request task run
 )
+@cancellable
 def review_filter(
     found: list[FileFindings], reviewed: ReviewedFiles, handle: ProviderHandle
 ) -> list[FileFindings]:

@@ -9,7 +9,7 @@ from reviewflow.findings.verify import Verification, verify
 from reviewflow.providers.pool import ProviderHandle
 from reviewflow.review.reader import Snapshot
 from tasks.caching import stage_cache_key
-from tasks.llm import sender
+from tasks.llm import cancellable, sender
 
 
 @task(
@@ -19,6 +19,7 @@ from tasks.llm import sender
     result_serializer="json",
     retries=0,  # each model request is retried by its own llm_request task run
 )
+@cancellable
 def verify_finding(
     finding: Finding, snapshot: Snapshot, snapshot_id: str, budget: int, handle: ProviderHandle
 ) -> Verification:

@@ -14,9 +14,8 @@ import pytest
 
 from reviewflow import cancel
 from reviewflow.cancel import Canceller
-from reviewflow.errors import PermanentProviderError
 from reviewflow.providers.messages import ModelRequest, UserMessage
-from reviewflow.providers.pool import ProviderPool
+from reviewflow.providers.pool import ProviderPool, ReviewCancelled
 from tests.wire_server import Text, WireServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,8 +56,8 @@ def test_a_pool_sends_nothing_once_cancelled(canceller: Canceller, wire: WireSer
         assert pool.complete(request).text == "first"
         with cancel.deferred():
             canceller.handle(signal.SIGINT, None)
-        with pytest.raises(PermanentProviderError, match="is closed"):
-            pool.complete(request)
+        with pytest.raises(ReviewCancelled, match="the review was cancelled"):
+            pool.complete(request)  # not a failed request: the stage that meets it is cancelled
     assert len(wire.requests()) == 1
 
 

@@ -25,7 +25,7 @@ from reviewflow.config import (
     home_dir,
     load_config,
 )
-from reviewflow.errors import PermanentProviderError, ProviderError
+from reviewflow.errors import PermanentProviderError, ProviderError, ReviewError
 from reviewflow.providers import failures
 from reviewflow.providers.base import Provider
 from reviewflow.providers.budget import Budget
@@ -107,6 +107,12 @@ class PoolClosedError(PermanentProviderError):
     """
 
 
+class ReviewCancelled(ReviewError):
+    """The review was cancelled: its pool sends no request again, and one in flight was
+    abandoned. Not a `ProviderError`: no stage takes it for a failed request and goes on (the
+    stage that meets it ends Cancelled, see `tasks.llm.cancellable`)."""
+
+
 class UsageMeter:
     """Thread-safe totals of one pool in one process: every attempt it made counts in
     `requests`; tokens come from answers, rejected ones included (see `failures.usage_of`)."""
@@ -134,7 +140,7 @@ class UsageMeter:
 
 _POOLS: dict[str, ProviderPool] = {}
 _POOLS_LOCK = threading.Lock()
-_STOPPED: set[str] = set()  # pools a review stopped from its own process (see `stop`)
+_STOPPED: set[str] = set()  # pools of a cancelled review (`stop`, or the signal in this process)
 
 
 class ProviderPool:
@@ -188,11 +194,11 @@ class ProviderPool:
         Metered: the attempt, and the usage of its answer even when the answer is rejected.
         With a budget, a request that would cross it is not sent (`BudgetExceeded`).
         """
-        if self.closed:
-            raise _closed_error(self.id)
+        if self.closed or self.id in _STOPPED:
+            raise _refusal(self.id)
         with self._slots:
-            if self.closed:  # cancelled (or closed) while it waited for a slot
-                raise _closed_error(self.id)
+            if self.closed or self.id in _STOPPED:  # cancelled (or closed) while it waited
+                raise _refusal(self.id)
             held = self.budget.reserve(request) if self.budget is not None else None
             self.meter.count_request()
             usage: Usage | None = None
@@ -206,6 +212,8 @@ class ProviderPool:
                 if not sent:  # it could not be built: no attempt, nothing spent
                     self.meter.count_request(-1)
                 self._count(usage or Usage())
+                if self.id in _STOPPED:  # abandoned by the cancel: the stage ends Cancelled
+                    raise _cancelled_error(self.id) from exc
                 raise
             finally:
                 if self.budget is not None and held is not None:
@@ -241,6 +249,7 @@ class ProviderPool:
     def _stop_sending(self) -> None:
         """A cancel (in the signal handler): no request is sent from now on; those in flight
         are abandoned when the review closes the pool."""
+        _STOPPED.add(self.id)  # (no lock in a signal handler: set.add is atomic)
         self.closed = True
 
     def close(self) -> None:
@@ -276,10 +285,10 @@ def pool_for(handle: ProviderHandle, env: Mapping[str, str] | None = None) -> Pr
     with _POOLS_LOCK:
         pool = _POOLS.get(handle.pool_id)
         stopped = handle.pool_id in _STOPPED
-    if stopped:
-        raise _closed_error(handle.pool_id)
     if pool is not None and pool.pid == os.getpid():
-        return pool
+        return pool  # (its review cancelled, it refuses every request: see `complete`)
+    if stopped:
+        raise _cancelled_error(handle.pool_id)
     if handle.pid == os.getpid():
         raise _closed_error(handle.pool_id)
     env = os.environ if env is None else env
@@ -307,6 +316,15 @@ def _register(pool: ProviderPool) -> ProviderPool:
         if current is None or current.pid != pool.pid:  # none, or one inherited by a fork
             _POOLS[pool.id] = current = pool
         return current
+
+
+def _refusal(pool_id: str) -> PoolClosedError | ReviewCancelled:
+    """Why pool `pool_id` sends nothing: its review was cancelled, or it was closed."""
+    return _cancelled_error(pool_id) if pool_id in _STOPPED else _closed_error(pool_id)
+
+
+def _cancelled_error(pool_id: str) -> ReviewCancelled:
+    return ReviewCancelled(f"the review was cancelled: provider pool {pool_id} sends no request")
 
 
 def _closed_error(pool_id: str) -> PoolClosedError:
