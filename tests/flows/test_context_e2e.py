@@ -117,3 +117,28 @@ def test_a_workspace_review_indexes_the_uncommitted_new_side(
     assert "pkg/main.py:5 in `def run()`: return helper(3) + gone()" in user
     assert repo.git("status", "--porcelain") == before  # nothing staged, nothing written
     assert (rf_home / "index").stat().st_mode & 0o777 == 0o700
+
+
+def test_the_preview_shows_the_pack_tokens_and_writes_nothing_to_the_repository(
+    repo: GitRepo, rf_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _repo(repo)
+    repo.write("pkg/util.py", UTIL_NEW)  # uncommitted
+    repo.write("pkg/fresh.py", "from pkg.util import helper\n")  # untracked
+    index = repo.root / ".git" / "index"
+    before = (repo.git("status", "--porcelain"), repo.git("count-objects", "-v"),
+              repo.git("for-each-ref"), index.read_bytes())  # fmt: skip
+    out = repo.root.parent / "preview.json"
+    assert main(["review", "--preview", "--repo", str(repo.root), "--json", str(out)]) == 0
+    after = (repo.git("status", "--porcelain"), repo.git("count-objects", "-v"),
+             repo.git("for-each-ref"), index.read_bytes())  # fmt: skip
+    assert after == before
+    header = next(line for line in capsys.readouterr().out.splitlines() if "requests" in line)
+    assert header.split()[:5] == ["file", "requests", "prompt", "context", "completion"]
+    files = {f["path"]: f for f in json.loads(out.read_text())["estimate"]["files"]}
+    assert files["pkg/util.py"]["context_tokens"] > 0
+    assert (rf_home / "index" / "index.sqlite").is_file()  # the store: under the home
+
+    assert main(["review", "--preview", "--repo", str(repo.root), "--context", "off"]) == 0
+    header = next(line for line in capsys.readouterr().out.splitlines() if "requests" in line)
+    assert "context" not in header.split()
