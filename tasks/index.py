@@ -24,11 +24,8 @@ def index_context(
     snapshot: Snapshot,
     settings: ReviewSettings,
     home: str,
-    handed: dict[str, FileContext] | None = None,
 ) -> dict[str, FileContext]:
-    """The packs as the CLI built them (`handed`), or built here: path -> text and tokens."""
-    if handed is not None:
-        return handed
+    """Every kept file's context pack: path -> its rendered text and tokens."""
     logger = get_run_logger()
 
     def progress(done: int, total: int) -> None:
