@@ -5,7 +5,10 @@ the review, as a shared cluster's do) and on the LocalCluster a review starts it
 The model holds every request until the test lets it go, so the signal comes with requests in
 flight on the workers. The review ends as on threads: exit 130, the partial report, the flow run
 Cancelled; and once the held requests are answered, no worker sends another (a tool loop that
-would go on finds its pool stopped, the stages not started yet are cancelled)."""
+would go on finds its pool stopped, the stages not started yet are cancelled). Read back from
+the Prefect API, the task runs in flight on the workers (the requests and their tool loops) end
+Cancelled, none Failed or Completed after the signal; the stages Dask cancelled before they
+started have no task run at all. On threads (the test this one matches) they end so too."""
 
 from __future__ import annotations
 
@@ -17,9 +20,10 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -32,6 +36,11 @@ from tests.wire_server import Delay, RecordedRequest, Reply, WireServer
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
 FILES = [f"app/m{i}.py" for i in range(8)]
+# the task runs that send model requests (each request its own `llm_request` run, nested in
+# its stage's): a cancel must end those in flight Cancelled, on a worker as on threads
+MODEL_STAGES = {"plan", "tool_loop", "relocate", "review_filter", "verify", "localize"}
+MODEL_STAGES |= {"llm_request"}
+UNFINISHED = {"SCHEDULED", "PENDING", "RUNNING"}
 
 
 class HoldingReviewer(ScriptedReviewer):
@@ -151,6 +160,74 @@ def _flow_run_state(repo: Path) -> str | None:
     return asyncio.run(read())
 
 
+class TaskRunState(NamedTuple):
+    stage: str  # the task's name
+    state: str  # its state's type
+    message: str
+    at: float  # when it entered that state (a timestamp)
+
+
+def _task_runs(repo: Path) -> list[TaskRunState]:
+    """The task runs of the review flow run that reviewed `repo`, read from the Prefect API
+    (those the workers ran too: they report to it themselves)."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        FlowFilter,
+        FlowFilterName,
+        FlowRunFilter,
+        FlowRunFilterId,
+    )
+    from prefect.client.schemas.sorting import FlowRunSort
+
+    async def read() -> list[TaskRunState]:
+        async with get_client() as client:
+            reviews = await client.read_flow_runs(
+                flow_filter=FlowFilter(name=FlowFilterName(any_=["review"])),
+                sort=FlowRunSort.EXPECTED_START_TIME_DESC,
+                limit=20,  # the newest: the shared test API holds every test's
+            )
+            mine = FlowRunFilterId(any_=[run.id for run in reviews if _reviewed(run, repo)])
+            runs = await client.read_task_runs(flow_run_filter=FlowRunFilter(id=mine))
+        return [
+            TaskRunState(
+                run.name.rsplit("-", 1)[0],
+                run.state.type.value,
+                run.state.message or "",
+                run.state.timestamp.timestamp(),
+            )
+            for run in runs
+            if run.state is not None
+        ]
+
+    return asyncio.run(read())
+
+
+def _reviewed(run: Any, repo: Path) -> bool:
+    return bool(run.parameters.get("request", {}).get("repo") == str(repo))
+
+
+def _model_runs_cancelled(repo: Path, signalled: float, in_flight: int) -> list[TaskRunState]:
+    """The model task runs of the review of `repo`, once none is left unfinished (a worker's
+    states reach the API a moment after): none Failed, none Completed after the signal (sent at
+    `signalled`), and the `in_flight` requests held then (and their stages) Cancelled by it."""
+    runs: list[TaskRunState] = []
+
+    def settled() -> bool:
+        runs[:] = [run for run in _task_runs(repo) if run.stage in MODEL_STAGES]
+        requests = [run for run in runs if run.stage == "llm_request"]
+        return len(requests) >= in_flight and not any(run.state in UNFINISHED for run in runs)
+
+    assert eventually(settled, within=60), runs
+    assert not [run for run in runs if run.state == "FAILED"], runs
+    assert not [run for run in runs if run.state == "COMPLETED" and run.at >= signalled], runs
+    cancelled = [run for run in runs if run.state == "CANCELLED"]
+    assert all("the review was cancelled" in run.message for run in cancelled), cancelled
+    requests = [run for run in cancelled if run.stage == "llm_request"]
+    loops = [run for run in cancelled if run.stage == "tool_loop"]
+    assert len(requests) == in_flight and len(loops) >= in_flight, runs
+    return runs
+
+
 def _processing(address: str) -> int:
     """The tasks the cluster's workers are running now."""
     from distributed import Client
@@ -168,6 +245,7 @@ def test_a_stop_on_a_dask_cluster_stops_its_workers(
     run.wait_for(lambda: reviewer.held >= 2, "a request held on each worker")
     before = len(reviews.wire.requests())
 
+    signalled = time.time()
     ended = run.interrupt((sig,))
     assert_cancelled(ended, started=True)
     reviewer.release.set()  # the requests in flight are answered: the workers would go on
@@ -176,6 +254,22 @@ def test_a_stop_on_a_dask_cluster_stops_its_workers(
     ), cluster.logs()
     assert len(reviews.wire.requests()) == before, "a worker sent a request after the signal"
     assert _flow_run_state(reviews.repo.root) == "CANCELLED"
+    # the stages in flight on the workers end Cancelled; those not started never start there
+    runs = _model_runs_cancelled(reviews.repo.root, signalled, in_flight=2)
+    assert sorted(run.stage for run in runs) == ["llm_request"] * 2 + ["tool_loop"] * 2, runs
+
+
+def test_a_stop_on_threads_ends_the_stages_cancelled(reviews: Reviews) -> None:
+    """What a stop on Dask matches: on threads too, the requests and tool loops in flight end
+    Cancelled, and so do those that start after it (they send nothing)."""
+    reviewer: Any = reviews.reviewer
+    run = reviews.start("--no-warm", "--concurrency", "2")
+    run.wait_for(lambda: reviewer.held >= 2, "two requests held")
+
+    signalled = time.time()
+    assert_cancelled(run.interrupt((signal.SIGINT,)), started=True)
+    runs = _model_runs_cancelled(reviews.repo.root, signalled, in_flight=2)
+    assert {run.stage for run in runs} == {"llm_request", "tool_loop"}, runs
 
 
 @pytest.mark.parametrize("twice", [False, True], ids=["SIGINT", "SIGINT twice"])
