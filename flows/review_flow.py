@@ -45,6 +45,7 @@ from reviewflow.request import ReviewRequest
 from reviewflow.review.jobs import snapshot_of
 from reviewflow.review.packs import FileContext
 from reviewflow.review.reader import Snapshot
+from reviewflow.review.symbols import symbol_source
 from reviewflow.sast.models import SastScan
 from reviewflow.select.reviewed import ReviewedFiles
 from reviewflow.select.scope import Scope
@@ -142,6 +143,7 @@ def review(
         config,
         handle,
         options,
+        symbol_source(change, config.review, request.home),  # None with review.context off
     )
     finalized = finalize_findings(as_is(list(stages.files)), as_is(config.review))
     finalized = silence_findings(

@@ -28,6 +28,7 @@ from reviewflow.review.records import (
     mark_reused,
     total_usage,
 )
+from reviewflow.review.symbols import SymbolSource
 from reviewflow.select.reviewed import ReviewedFiles
 from tasks.loop import tool_loop
 from tasks.plan import plan
@@ -43,8 +44,10 @@ def run_model_stages(
     config: Config,
     handle: ProviderHandle,
     options: dict[str, Any],
+    symbols: SymbolSource | None = None,
 ) -> ModelStages:
-    """Run every file's chain, each stage's task with `options` (result storage, refresh).
+    """Run every file's chain, each stage's task with `options` (result storage, refresh);
+    the tool loops' symbol tools read the index `symbols` names (None: not offered).
 
     A stage is submitted once its own inputs are done, so no worker of the task runner ever
     sits waiting for an upstream future (with `max_workers` = `review.concurrency`, waiting
@@ -63,6 +66,7 @@ def run_model_stages(
             snapshot_id,
             wrap(config.review),
             wrap(handle),
+            wrap(symbols),
         ),
         lambda chunks: relocating.submit(
             wrap(chunks), wrap(reviewed.only(named_in(chunks, reviewed))), wrap(handle)

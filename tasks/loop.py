@@ -10,6 +10,7 @@ from reviewflow.review.jobs import FileJob
 from reviewflow.review.loop import review_chunk
 from reviewflow.review.reader import Snapshot
 from reviewflow.review.records import ChunkResult, PlanResult
+from reviewflow.review.symbols import SymbolSource, symbol_loader
 from tasks.caching import stage_cache_key
 from tasks.llm import cancellable, sender
 
@@ -30,9 +31,13 @@ def tool_loop(
     snapshot_id: str,
     settings: ReviewSettings,
     handle: ProviderHandle,
+    symbols: SymbolSource | None = None,
 ) -> ChunkResult:
     """The candidates the model proposes for chunk `chunk` of `job`'s file.
 
     `snapshot_id` identifies every file the tools can read; it is here for the cache key.
+    `symbols`: where the symbol tools find the code index (None: they are not offered).
     """
-    return review_chunk(job, chunk, plan.guidance, snapshot, settings, sender(handle, job.path))
+    send = sender(handle, job.path)
+    loader = symbol_loader(symbols, snapshot)
+    return review_chunk(job, chunk, plan.guidance, snapshot, settings, send, loader)

@@ -260,7 +260,8 @@ def chunk_session(
     changed = max(1, job.chunks[index].changed_lines)
     calls = min(budget, max(1, math.ceil(changed / LINES_PER_CONTEXT_CALL)))
     rounds = min(settings.max_tool_rounds, calls + 1)
-    base = prompts.main_prompt(job, index, COMPLETION["plan"], settings.max_context_tool_calls)
+    calls_cap = settings.max_context_tool_calls
+    base = prompts.main_prompt(job, index, COMPLETION["plan"], calls_cap, settings.context)
     capacity = settings.max_chunk_tokens
     main, compress = Figures(), Figures()
     grown = 0  # what the rounds so far added to the conversation

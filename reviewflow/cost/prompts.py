@@ -32,15 +32,18 @@ def plan_prompt(job: FileJob) -> int:
     return estimate_request(plan_request(job))
 
 
-def main_prompt(job: FileJob, chunk: int, guidance_tokens: int, max_context_calls: int) -> int:
+def main_prompt(
+    job: FileJob, chunk: int, guidance_tokens: int, max_context_calls: int, symbols: bool = False
+) -> int:
     """The first main request of chunk `chunk` (system, tools and the chunk's message), with
-    a plan's guidance of `guidance_tokens` when the file is planned."""
+    a plan's guidance of `guidance_tokens` when the file is planned (and with `symbols`, the
+    symbol tools in its tool block, as `review.context` on offers them)."""
     budget = context_budget(job.changed_lines, max_context_calls)
     guidance = stand_in(guidance_tokens) if job.needs_plan else None
     request = ModelRequest(
         system=templates.main_system(job),
         messages=(UserMessage(content=templates.main_user(job, chunk, guidance, budget)),),
-        tools=tools.offered(True),
+        tools=tools.offered(True, symbols),
     )
     return estimate_request(request)
 

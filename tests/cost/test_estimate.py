@@ -19,6 +19,7 @@ from reviewflow.review.jobs import FileJob, file_jobs, snapshot_of
 from reviewflow.review.loop import review_chunk
 from reviewflow.review.packs import context_packs
 from reviewflow.review.reader import Snapshot
+from reviewflow.review.symbols import symbol_loader, symbol_source
 from reviewflow.review.tokens import estimate_request
 from reviewflow.select.scope import Scope, collect, select
 from tests.gitutil import GitRepo
@@ -61,7 +62,9 @@ def test_a_small_file_is_a_read_and_an_end_measured_on_the_real_prompts(repo: Gi
         sent.append(request)
         return ModelResponse(tool_calls=next(answers))
 
-    review_chunk(job, 0, None, snapshot_of(scope), settings, send)
+    snapshot = snapshot_of(scope)
+    symbols = symbol_loader(symbol_source(scope.change, settings, _home(repo)), snapshot)
+    review_chunk(job, 0, None, snapshot, settings, send, symbols)  # as review.context on sends
     size = file_sizes(snapshot_of(scope), ["app.py"])["app.py"]
     figures = est.estimate_file(job, size, settings)
     assert set(figures.stages) == {"main", "relocate", "filter"}  # no plan below 50 lines

@@ -12,12 +12,15 @@ from reviewflow.config import ReviewSettings
 from reviewflow.context.build import index_tree
 from reviewflow.context.query import CodeIndex
 from reviewflow.context.store import IndexStore
-from reviewflow.providers.messages import ToolCall
+from reviewflow.cost.estimate import estimate_file
+from reviewflow.cost.sizes import file_sizes
+from reviewflow.providers.messages import ModelRequest, ToolCall, UserMessage
 from reviewflow.review import tools
 from reviewflow.review.jobs import FileJob
 from reviewflow.review.loop import review_chunk
 from reviewflow.review.reader import Snapshot
 from reviewflow.review.session import ToolSession
+from reviewflow.review.tokens import estimate_request
 from tests.gitutil import GitRepo
 from tests.review.helpers import commit_scope, conversation, jobs_and_snapshot, sending, tool_names
 from tests.wire_server import PROTOCOLS, Call, ToolCalls, WireServer
@@ -220,3 +223,19 @@ def test_an_index_that_cannot_be_read_is_a_tool_error(
     assert outcome.message.content.startswith(
         "error: the code index of the reviewed tree cannot be read: cannot open the code index"
     )
+
+
+def test_the_estimate_counts_the_symbol_tools_in_every_main_request(
+    change: tuple[dict[str, FileJob], Snapshot],
+) -> None:
+    jobs, snapshot = change
+    job = jobs["pkg/util.py"]
+    size = file_sizes(snapshot, [job.path])[job.path]
+    on = estimate_file(job, size, ReviewSettings(context=True)).stages["main"]
+    off = estimate_file(job, size, ReviewSettings(context=False)).stages["main"]
+    hello = (UserMessage(content="hello"),)
+    block = ModelRequest(system="", messages=hello, tools=tools.offered(True, symbols=True))
+    today = ModelRequest(system="", messages=hello, tools=tools.offered(True))
+    per_request = estimate_request(block) - estimate_request(today)
+    assert per_request > 0 and on.requests == off.requests
+    assert on.prompt_tokens - off.prompt_tokens == pytest.approx(on.requests * per_request)
