@@ -64,10 +64,14 @@ def _dispatch(
     forked: ForkedReview | None,
     early: EarlyStart | None,
 ) -> int:
-    if args.command in ("review", "rules"):
+    if args.command in ("review", "rules", "context"):
         check_working_directory()
     if args.command == "review":
         return cmd_review(args, env, log, forked, early)
+    if args.command == "context":
+        from flows.cli.context import cmd_context
+
+        return cmd_context(args, env)
     if args.command == "rules":
         return cmd_rules_check(args, env)
     if args.command == "config":

@@ -74,7 +74,7 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def _add_change_flags(parser: argparse.ArgumentParser) -> None:
+def _add_change_flags(parser: argparse.ArgumentParser, *, preview: bool = True) -> None:
     group = parser.add_argument_group("change to review")
     group.add_argument("--repo", default=".", help="repository to review (default: current dir)")
     group.add_argument("--commit", metavar="SHA", help="review the changes of one commit")
@@ -90,9 +90,10 @@ def _add_change_flags(parser: argparse.ArgumentParser) -> None:
         metavar="REF",
         help="read the repository's own rules from this ref (required in CI without a range)",
     )
-    group.add_argument(
-        "--preview", action="store_true", help="show files, filters and rules; no model"
-    )
+    if preview:
+        group.add_argument(
+            "--preview", action="store_true", help="show files, filters and rules; no model"
+        )
 
 
 def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
@@ -418,6 +419,29 @@ def _add_dismiss_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     listing.add_argument("--json", action="store_true", help="print JSON")
 
 
+def _add_context_command(sub: argparse._SubParsersAction[_Parser]) -> None:
+    context = _sub_parser(
+        sub,
+        "context",
+        "what the model is given beyond the diff, per file, with its tokens; no model",
+        "Print, for each file a review of the change would cover, the context pack the model "
+        "is given beyond the diff (where the changed definitions are used, the definitions the "
+        "changed lines use) with its tokens, then the code index's build. Takes the change "
+        "flags of `review`; needs no model and starts no Prefect server.",
+        "reviewflow context --commit HEAD\n"
+        "  reviewflow context --from origin/main --to HEAD --json context.json\n"
+        "  git diff | reviewflow context --diff - --json -",
+    )
+    _add_change_flags(context, preview=False)
+    context.add_argument(
+        "--json",
+        dest="context_json",
+        metavar="PATH",
+        help="write the JSON document there; - for stdout (the text goes to stderr)",
+    )
+    context.set_defaults(no_cache=False)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="reviewflow",
@@ -436,6 +460,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_change_flags(review)
     _add_setting_flags(review)
+    _add_context_command(sub)
     _add_rules_commands(sub)
     _add_config_commands(sub)
     _sub_parser(
