@@ -148,3 +148,35 @@ def _row(name: str, item: dict[str, Any]) -> str:
         f"| {seconds.get('review') if seconds.get('review') is not None else '–'} "
         f"| {seconds.get('judge', '–')} | {note} |"
     )
+
+
+def ablation_markdown(runs: dict[str, dict[str, Any]]) -> str:
+    """Runs of the same cases with `review.context` on and off, in one table: per case, one
+    row per mode, then each mode's total."""
+    first = next(iter(runs.values()))
+    lines = [
+        f"# Quality run `{first['label']}`: context {' vs '.join(runs)}",
+        "",
+        f"Cases: `{first['cases_file']}` ({first['source'].get('benchmark', 'local')}). "
+        f"Review model: {first['review_model']}. Judge: {first['judge_model']} "
+        f"(prompts {first['judge_prompts']}). Mode: {first['mode']}. Context: the context pack "
+        "and the symbol tools (`review.context`).",
+        "",
+        "| case | context | golden | caught | findings | matched | precision | recall | F1 "
+        "| tokens | cost | review s | judge s | note |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    by_mode = {mode: {case["id"]: case for case in data["cases"]} for mode, data in runs.items()}
+    for case in first["cases"]:
+        for mode, cases in by_mode.items():
+            if case["id"] in cases:
+                lines.append(_with_mode(_row(case["id"], cases[case["id"]]), mode))
+    for mode, data in runs.items():
+        lines.append(_with_mode(_row("**total**", data["total"] | {"error": None}), mode))
+    return "\n".join(lines) + "\n"
+
+
+def _with_mode(row: str, mode: str) -> str:
+    """`row` with the mode in its second column."""
+    name, rest = row[2:].split(" | ", 1)
+    return f"| {name} | {mode} | {rest}"

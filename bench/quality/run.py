@@ -3,6 +3,7 @@
     python bench/quality/run.py --cases martian --model gpt-4.1 [--protocol openai]
     python bench/quality/run.py --cases martian --dry-run
     python bench/quality/run.py --cases martian --model gpt-4.1 --replay   # no request at all
+    python bench/quality/run.py --cases martian --model gpt-4.1 --context on --context off
 
 The model comes from reviewflow's config like a review's (config.yaml < REVIEWFLOW_MODEL_* <
 these flags); the judge is the same model unless --judge-* say otherwise. See
@@ -29,7 +30,7 @@ from bench.quality.fetch import plan
 from bench.quality.harness import Mode, Settings, run_case
 from bench.quality.judge import prompts_digest
 from bench.quality.peer import peer_missing
-from bench.quality.results import Prices, markdown, run_json
+from bench.quality.results import Prices, ablation_markdown, markdown, run_json
 from bench.quality.review import ModelChoice
 from reviewflow.config import load_config, protocol_names
 from reviewflow.errors import ReviewError
@@ -39,6 +40,7 @@ from reviewflow.providers.factory import check_settings
 
 HERE = Path(__file__).resolve().parent
 PEERS = ("pr-agent",)
+CONTEXT_MODES = ("on", "off")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -71,6 +73,13 @@ def parser() -> argparse.ArgumentParser:
         help="judge temperature (default 0; `default` for models that refuse any other)",
     )
     p.add_argument("--review-args", default="", help="extra `reviewflow review` flags, quoted")
+    p.add_argument(
+        "--context",
+        action="append",
+        choices=CONTEXT_MODES,
+        help="review with the context pack and symbol tools on or off (repeat for both: one "
+        "table side by side); each has its own cassettes and results",
+    )
     p.add_argument("--price", metavar="IN,OUT", help="review model USD per million tokens")
     p.add_argument("--judge-price", metavar="IN,OUT", help="judge USD per million tokens")
     return p
@@ -116,8 +125,37 @@ def dry_run(cases: CaseList, cache: Path) -> int:
 
 
 def _run(cases: CaseList, settings: Settings, prices: Prices, args: argparse.Namespace) -> int:
+    """The run, or with `--context` one run per mode (its cassettes and results in a
+    `context-on` / `context-off` folder), then both side by side in one table."""
     label = settings.cassettes.name
     out = args.out or HERE / "results" / label
+    modes = list(dict.fromkeys(args.context or []))
+    if not modes:
+        data = _run_one(cases, settings, prices, out, label)
+        return 0 if data["total"]["errors"] == 0 else 1
+    runs: dict[str, dict[str, Any]] = {}
+    for mode in modes:
+        print(f"quality: review.context {mode}", file=sys.stderr)
+        flags = [*settings.review_args, "--context", mode]
+        cassettes = settings.cassettes / f"context-{mode}"
+        one = replace(settings, review_args=flags, cassettes=cassettes)
+        runs[mode] = _run_one(cases, one, prices, out / f"context-{mode}", label, context=mode)
+    if len(runs) > 1:
+        table = ablation_markdown(runs)
+        write_output(out / "results.md", table, 0o644)
+        print(table)
+    return 0 if all(data["total"]["errors"] == 0 for data in runs.values()) else 1
+
+
+def _run_one(
+    cases: CaseList,
+    settings: Settings,
+    prices: Prices,
+    out: Path,
+    label: str,
+    context: str | None = None,
+) -> dict[str, Any]:
+    """One run's results, written to `out` and printed."""
     results = []
     for n, case in enumerate(cases.cases, 1):
         result = run_case(case, settings)
@@ -139,12 +177,14 @@ def _run(cases: CaseList, settings: Settings, prices: Prices, args: argparse.Nam
         "judge_model": f"{settings.judge.protocol}:{settings.judge.name}",
         "judge_prompts": prompts_digest(),
     }
+    if context is not None:
+        meta["context"] = context
     data = run_json(results, prices, meta)
     write_output(out / "results.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n", 0o644)
     write_output(out / "results.md", markdown(data), 0o644)
     print(markdown(data))
     print(f"quality: results in {out}", file=sys.stderr)
-    return 0 if data["total"]["errors"] == 0 else 1
+    return data
 
 
 def _settings(args: argparse.Namespace, env: dict[str, str], cache: Path) -> Settings:
