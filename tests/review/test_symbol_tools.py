@@ -4,6 +4,7 @@ found, bad arguments, and a loop without them (the tool block of today)."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,8 +19,9 @@ from reviewflow.providers.messages import ModelRequest, ToolCall, UserMessage
 from reviewflow.review import tools
 from reviewflow.review.jobs import FileJob
 from reviewflow.review.loop import review_chunk
-from reviewflow.review.reader import Snapshot
+from reviewflow.review.reader import Snapshot, ship
 from reviewflow.review.session import ToolSession
+from reviewflow.review.symbols import SymbolSource
 from reviewflow.review.tokens import estimate_request
 from tests.gitutil import GitRepo
 from tests.review.helpers import commit_scope, conversation, jobs_and_snapshot, sending, tool_names
@@ -239,3 +241,22 @@ def test_the_estimate_counts_the_symbol_tools_in_every_main_request(
     per_request = estimate_request(block) - estimate_request(today)
     assert per_request > 0 and on.requests == off.requests
     assert on.prompt_tokens - off.prompt_tokens == pytest.approx(on.requests * per_request)
+
+
+def test_a_shipped_snapshot_answers_from_its_clone_and_the_shared_store(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a Dask worker the tools read the bundle's clone; the index is the shared store's."""
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # a worker's own clones
+    repo.write("pkg/util.py", UTIL)
+    repo.commit("base")
+    repo.write("pkg/new.py", "from pkg.util import scale\n\n\ndef grow(v):\n    return scale(v)\n")
+    shipped = ship(Snapshot(repo_root=str(repo.root)), tmp_path / "store")
+    source = SymbolSource(store_dir=str(tmp_path / "store" / "index"))
+    tools_session = ToolSession(shipped, "pkg/util.py", 0, 5, symbols=source.loader(shipped))
+    out = tools_session.run(
+        call("symbol_references", {"name": "scale", "file_path": "pkg/util.py"})
+    )
+    assert "pkg/new.py:5: return scale(v)  [in def grow(v); call, confirmed]" in out.message.content
+    assert (tmp_path / "store" / "index" / "index.sqlite").is_file()
