@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from flows.cli.review import flag_overrides, request_from_args
 from reviewflow.config import home_dir, load_config, report_off
-from reviewflow.fsutil import private_umask, write_output
+from reviewflow.fsutil import check_output, private_umask, write_output
 from reviewflow.report.wording import counted
 
 if TYPE_CHECKING:
@@ -36,12 +36,14 @@ def cmd_context(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
     request = request_from_args(args, env)
     config = load_config(home_dir(env), env, flag_overrides(args))
+    target = args.context_json
+    if target and not report_off(target):
+        check_output(target)  # before any work, as a review's reports
     with private_umask():  # the index store under the home: the user's alone
         scope = prepare(request, config.review)  # `--diff -`: reads stdin
         snapshot = snapshot_of(scope)
         packs, stats = file_packs(scope, snapshot, config.review, request.home, _progress())
     doc = context_record(packs, stats)
-    target = args.context_json
     if target and not report_off(target):
         write_output(target, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     stream = sys.stderr if target == "-" else sys.stdout  # stdout: the JSON alone

@@ -168,15 +168,18 @@ _NO_PREFECT = (
         (["--from", "HEAD"], "--from"),
         (["--preview"], "--preview"),
         (["--model", "gpt-4o"], "--model"),
+        (["--commit", "HEAD", "--json", "{repo}/pkg/util.py/out.json"], "cannot write"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(
     change: tuple[GitRepo, str, str],
     capsys: pytest.CaptureFixture[str],
+    rf_home: Path,
     flags: list[str],
     words: str,
 ) -> None:
     repo, _, _ = change
+    flags = [flag.replace("{repo}", str(repo.root)) for flag in flags]
     try:
         code = main(["context", "--repo", str(repo.root), *flags])
     except SystemExit as stop:  # the parser's own errors
@@ -186,3 +189,4 @@ def test_bad_input_is_one_line_and_exit_2(
     err = captured.err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("reviewflow: error: ") and words in err[0]
     assert "internal error" not in err[0] and captured.out == ""
+    assert not (rf_home / "index").exists()  # refused before any work
