@@ -13,7 +13,7 @@ import argparse
 import json
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from flows.cli.review import flag_overrides, request_from_args
 from reviewflow.config import home_dir, load_config, report_off
@@ -21,6 +21,7 @@ from reviewflow.fsutil import check_output, private_umask, write_output
 from reviewflow.report.wording import counted
 
 if TYPE_CHECKING:
+    from reviewflow.context.build import Progress
     from reviewflow.context.pack import ContextPack
     from reviewflow.context.records import IndexStats
 
@@ -76,7 +77,7 @@ def render_context(packs: list[ContextPack], stats: IndexStats, *, context_on: b
     return "\n".join(lines) + "\n"
 
 
-def _progress() -> Any:
+def _progress() -> Progress | None:
     """Progress of a first build on a terminal's stderr (a large tree takes seconds)."""
     if not sys.stderr.isatty():
         return None
