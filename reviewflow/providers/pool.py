@@ -4,6 +4,10 @@ The meter is an in-process convenience: it sees the attempts made through this p
 only. Tasks that run in other processes (Dask, process pools) resolve the handle to a pool of
 their own, so a review totals its requests from `ModelResponse.attempts` and from the
 `attempts` of a final `ProviderFailure`, which `llm_request` sets wherever it runs.
+
+A cancel stops a review's pools: by the signal in the review's process, and on a Dask worker by
+`stop`. A stopped pool sends nothing more and abandons its requests in flight, and each request
+it refuses or abandons raises `ReviewCancelled` (not a failed request: its stage is cancelled).
 """
 
 from __future__ import annotations
