@@ -77,7 +77,8 @@ def stopping_dask() -> type[DaskTaskRunner]:
         The first signal (`reviewflow.cancel`) cancels every stage not finished yet and tells
         every worker to stop the review's provider pools (those named by the handles its
         stages were given): a worker then sends no request of this review again and abandons
-        those in flight, so a tool loop running there ends at its next request. The workers
+        those in flight, and the stages running there end Cancelled (`tasks.llm.cancellable`),
+        as on threads; those Dask cancels before they start never get a task run. The workers
         are told from a thread the signal starts (a signal handler must be quick); the
         runner's exit waits for that (bounded) before it closes the client or the cluster.
         """
