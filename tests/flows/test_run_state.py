@@ -63,6 +63,10 @@ def test_a_complete_review_ends_completed_named_by_its_id(
     one: GitRepo, wire: WireServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     wire.respond("openai", ScriptedReviewer({"a.py": []}))
+    # a change of its own: the previous test's review of `one`, started within the same
+    # second, would carry the same ID (its time to the second and the diff's hash)
+    one.write("a.py", "def f(x):\n    return open(x).read(1)\n")
+    one.commit("another change")
     code, report = _review(one, wire, monkeypatch)
 
     assert code == 0
