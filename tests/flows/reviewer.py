@@ -9,6 +9,7 @@ each request itself.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections import Counter
 from collections.abc import Mapping
@@ -26,6 +27,9 @@ STAGE_MARKERS = {
     "verify_answer": "You answer one question about a repository",
     "verify_score": "You score a reported code defect",
 }
+
+# The context pack's block in a request's JSON text (its label's quotes escaped).
+_CONTEXT_PACK = re.compile(r'<untrusted-data label=\\"context pack:.*?</untrusted-data>', re.S)
 
 
 class ScriptedReviewer:
@@ -77,6 +81,7 @@ class ScriptedReviewer:
         return Text("No: nothing in the file guards it.")
 
     def _main(self, record: RecordedRequest, text: str) -> Reply:
+        text = _CONTEXT_PACK.sub("", text)  # it names other files: the one reviewed is in the diff
         path = next((p for p in sorted(self.findings, key=len, reverse=True) if p in text), None)
         if path is None:
             return ToolCalls(Call("task_done", {}))

@@ -142,3 +142,37 @@ def test_the_preview_shows_the_pack_tokens_and_writes_nothing_to_the_repository(
     assert main(["review", "--preview", "--repo", str(repo.root), "--context", "off"]) == 0
     header = next(line for line in capsys.readouterr().out.splitlines() if "requests" in line)
     assert "context" not in header.split()
+
+
+def test_a_pack_naming_another_reviewed_file_does_not_confuse_the_scripted_reviewer(
+    repo: GitRepo, wire: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """util.py's pack names main.py, which has a finding: the scripted model tells the file
+    it reviews from the diff, not from the pack, so util.py's session reports nothing."""
+    leak = {
+        "severity": "high",
+        "category": "bug",
+        "file": "pkg/main.py",
+        "existing_code": "    return helper(3) * 2",
+        "title": "Doubled twice",
+        "problem": "helper already doubles",
+        "evidence": "helper returns x * scale",
+        "suggestion": "drop the * 2",
+        "confidence": 0.9,
+    }
+    reviewer = ScriptedReviewer({"pkg/main.py": [leak]})
+    wire.respond("openai", reviewer)
+    _repo(repo)
+    repo.write("pkg/util.py", UTIL_NEW)
+    repo.write("pkg/main.py", "from pkg.util import helper\n\n\ndef run():\n"
+               "    return helper(3) * 2\n")  # fmt: skip
+    repo.commit("both")
+
+    report = _review(monkeypatch, wire, repo, "--commit", "HEAD", "--fail-on", "critical")
+    users = [user for _, user in _main_requests(wire)]
+    assert any("Context for pkg/util.py" in u and "pkg/main.py:5" in u for u in users)
+    assert [(f["path"], f["title"]) for f in report["findings"]] == [
+        ("pkg/main.py", "Doubled twice")
+    ]
+    assert report["dropped"] == []
+    assert reviewer.stages["main"] == 4  # util.py: done at once; main.py: read, comment, done
