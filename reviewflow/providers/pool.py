@@ -328,7 +328,7 @@ def _refusal(pool_id: str) -> PoolClosedError | ReviewCancelled:
 
 
 def _cancelled_error(pool_id: str) -> ReviewCancelled:
-    return ReviewCancelled(f"the review was cancelled: provider pool {pool_id} sends no request")
+    return ReviewCancelled("the review was cancelled: no model request is sent after it")
 
 
 def _closed_error(pool_id: str) -> PoolClosedError:

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from reviewflow.cancel import EXIT_CODE as CANCELLED_EXIT
 from reviewflow.findings.models import Finding
 from reviewflow.models import Severity
 from reviewflow.pullrequest.state import PriorFinding
@@ -39,6 +40,8 @@ def gate_reason(outcome: ReviewOutcome, fail_on: Sequence[Severity]) -> str:
     """Why a review does not pass, in one line ("" when it passes)."""
     if outcome.exit_code == 0:
         return ""
+    if outcome.exit_code == CANCELLED_EXIT:
+        return cancelled_line(outcome)
     if outcome.status != "complete" or outcome.exit_code != 1:
         return incomplete_line(outcome)
     carried = outcome.pull_request.carried if outcome.pull_request else ()
@@ -51,6 +54,12 @@ def gate_reason(outcome: ReviewOutcome, fail_on: Sequence[Severity]) -> str:
     shown = "; ".join(fail[:3])
     more = f" (+{len(fail) - 3} more)" if len(fail) > 3 else ""
     return f"gate failed: {len(fail)} finding(s), {shown}{more}"
+
+
+def cancelled_line(outcome: ReviewOutcome) -> str:
+    """`review cancelled: ` and how far it got (the report lists the files finished)."""
+    done = len(outcome.files) - len(outcome.incomplete_files)
+    return f"review cancelled: {done} of {counted(len(outcome.files), 'file')} finished"
 
 
 def incomplete_line(outcome: ReviewOutcome) -> str:

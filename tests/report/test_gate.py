@@ -58,6 +58,15 @@ def test_an_incomplete_review_says_why() -> None:
     )
 
 
+def test_a_cancelled_review_says_it_was_cancelled_and_how_far_it_got() -> None:
+    outcome = make_outcome(status="incomplete", exit_code=130)
+    files = len(outcome.files)
+    cancelled = outcome.model_copy(update={"incomplete_files": outcome.files[:1]})
+    assert gate_reason(cancelled, GATE) == (
+        f"review cancelled: {files - 1} of {files} file{'s' if files != 1 else ''} finished"
+    )
+
+
 def test_a_report_not_written_joins_the_gate_line() -> None:
     passed = finished_run(empty_outcome(), report_error="cannot write /r/x.md: is a directory")
     assert run_reason(passed, GATE) == "report not written: cannot write /r/x.md: is a directory"
