@@ -3,8 +3,8 @@ the scripted model, as a user runs them (`python -m flows.review`, handed to the
 through the managed local Prefect server), and what they cost every process.
 
 Per size (`--files 100 1000 5000`), model answer time (`--latency`, 0 and 2 s) and concurrency
-(`--concurrency`), in a fresh reviewflow home whose server and warm process an untimed 3-file
-review starts first:
+(`--concurrency`), with the context pack on or off (`--context on off`), in a fresh reviewflow
+home whose server and warm process an untimed 3-file review starts first:
 - wall of the review, per changed file and per reviewed file;
 - CPU (user + system) of every process: the review (the warm process's forked child, from its
   `warm.log` line, git's subprocesses included), the managed server (from /proc, from before
@@ -176,7 +176,7 @@ def _database(home: Path) -> dict[str, Any]:
             "artifact_kb": art[1] / 1024}  # fmt: skip
 
 
-def run(files: int, latency: float, concurrency: int) -> Result:
+def run(files: int, latency: float, concurrency: int, context: str = "on") -> Result:
     from tests.wire_server import TEST_KEY
 
     work = Path(tempfile.mkdtemp(prefix=f"rf-scale-{files}-"))
@@ -205,6 +205,7 @@ def run(files: int, latency: float, concurrency: int) -> Result:
         before = model.stats()
         args = [*review, "--repo", str(repo), "--from", base, "--to", head, "--no-cache"]
         args += ["--concurrency", str(concurrency), "--report-dir", str(work / "out")]
+        args += ["--context", context]
         start = time.perf_counter()
         cli = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL)
         _, status, usage = os.wait4(cli.pid, 0)
@@ -222,7 +223,7 @@ def run(files: int, latency: float, concurrency: int) -> Result:
     line = child[0] if child else "CPU nan s, peak RSS 0 KiB"
     return Result(
         files=files, reviewed=report["stats"]["files_reviewed"], latency=latency,
-        concurrency=concurrency, exit=os.waitstatus_to_exitcode(status), wall=wall,
+        concurrency=concurrency, context=context, exit=os.waitstatus_to_exitcode(status), wall=wall,
         requests=report["usage"]["requests"], findings=len(report["findings"]),
         review_cpu=float(line.split("CPU ")[1].split()[0]),
         review_rss_mb=int(line.split("peak RSS ")[1].split()[0]) / 1024,
@@ -238,6 +239,7 @@ class Result:
     reviewed: int
     latency: float
     concurrency: int
+    context: str
     exit: int
     wall: float
     requests: int
@@ -259,7 +261,8 @@ class Result:
         r = self
         lines = [
             f"{r.files} files ({r.reviewed} reviewed), latency {r.latency:g} s, concurrency "
-            f"{r.concurrency}: exit {r.exit}, wall {r.wall:.1f} s ({r.wall / r.files * 1e3:.0f} ms "
+            f"{r.concurrency}, context {r.context}: exit {r.exit}, wall {r.wall:.1f} s "
+            f"({r.wall / r.files * 1e3:.0f} ms "
             f"a changed file, {r.wall / r.reviewed * 1e3:.0f} ms a reviewed file), {r.requests} "
             f"requests, {r.findings} findings",
             f"CPU: review {r.review_cpu:.1f} s ({r.review_cpu / r.requests * 1e3:.1f} ms a "
@@ -280,6 +283,10 @@ if __name__ == "__main__":
     parser.add_argument("--files", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--latency", type=float, default=0.0, help="model answer time, seconds")
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument(
+        "--context", nargs="+", choices=["on", "off"], default=["on"],
+        help="review.context for each size (both: what the context pack costs)",
+    )  # fmt: skip
     parser.add_argument("--json", type=Path, help="also append each result to this file")
     parser.add_argument("--model", type=Path, help=argparse.SUPPRESS)
     options = parser.parse_args()
@@ -287,8 +294,9 @@ if __name__ == "__main__":
         serve_model(options.latency, json.loads(options.model.read_text()))
         raise SystemExit(0)
     for count in options.files:
-        outcome = run(count, options.latency, options.concurrency)
-        print(outcome, flush=True)
-        if options.json:
-            with options.json.open("a") as out:
-                out.write(json.dumps(asdict(outcome)) + "\n")
+        for context in options.context:
+            outcome = run(count, options.latency, options.concurrency, context)
+            print(outcome, flush=True)
+            if options.json:
+                with options.json.open("a") as out:
+                    out.write(json.dumps(asdict(outcome)) + "\n")
