@@ -15,17 +15,15 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from flows.cli.indexing import indexing_progress
 from flows.cli.review import flag_overrides, request_from_args
 from reviewflow.config import home_dir, load_config, report_off
 from reviewflow.fsutil import check_output, private_umask, write_output
 from reviewflow.report.wording import counted
 
 if TYPE_CHECKING:
-    from reviewflow.context.build import Progress
     from reviewflow.context.pack import ContextPack
     from reviewflow.context.records import IndexStats
-
-_PROGRESS_EVERY = 200  # parsed files between two progress lines on a terminal
 
 
 def cmd_context(args: argparse.Namespace, env: Mapping[str, str]) -> int:
@@ -43,7 +41,8 @@ def cmd_context(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     with private_umask():  # the index store under the home: the user's alone
         scope = prepare(request, config.review)  # `--diff -`: reads stdin
         snapshot = snapshot_of(scope)
-        packs, stats = file_packs(scope, snapshot, config.review, request.home, _progress())
+        shown = indexing_progress(sys.stderr)
+        packs, stats = file_packs(scope, snapshot, config.review, request.home, shown)
     doc = context_record(packs, stats)
     if target and not report_off(target):
         write_output(target, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
@@ -75,17 +74,3 @@ def render_context(packs: list[ContextPack], stats: IndexStats, *, context_on: b
         f"{stats.reused} reused) in {stats.seconds:.2f} s"
     )
     return "\n".join(lines) + "\n"
-
-
-def _progress() -> Progress | None:
-    """Progress of a first build on a terminal's stderr (a large tree takes seconds)."""
-    if not sys.stderr.isatty():
-        return None
-
-    def show(done: int, total: int) -> None:
-        if done == total or done % _PROGRESS_EVERY == 0:
-            end = "\n" if done == total else ""
-            sys.stderr.write(f"\rreviewflow: indexing {done}/{total} files{end}")
-            sys.stderr.flush()
-
-    return show

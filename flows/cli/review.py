@@ -228,11 +228,13 @@ def print_estimate(
     None, and the flow's stage fails the review before any request."""
     if config.output.console is ConsoleMode.OFF:
         return None
+    from flows.cli.indexing import indexing_progress
     from reviewflow.cost.review import scope_estimate
     from reviewflow.cost.text import estimate_line
 
     scan = sast_scan.result() if sast_scan is not None else None
-    estimate = scope_estimate(scope, config, scan, home=home)
+    shown = indexing_progress(sys.stderr, config.output.progress)
+    estimate = scope_estimate(scope, config, scan, home=home, progress=shown)
     sys.stderr.write(f"reviewflow: {estimate_line(estimate)}\n")
     return None if sast_scan is not None and scan is None else estimate
 
@@ -386,6 +388,7 @@ def run_preview(
     json_path: str | None,
 ) -> int:
     """Diff, filter, rules and the cost estimate only: no provider, no Prefect."""
+    from flows.cli.indexing import indexing_progress
     from reviewflow.cost.budget import check_budget
     from reviewflow.cost.review import scope_estimate
     from reviewflow.report.preview import preview_document, render_preview
@@ -399,7 +402,8 @@ def run_preview(
         from reviewflow.sast.scan import prescan
 
         sast = prescan(scope, config.review, request.home, request.no_cache, verify_version=True)
-    estimate = scope_estimate(scope, config, sast, home=request.home)
+    shown = indexing_progress(sys.stderr, config.output.progress)
+    estimate = scope_estimate(scope, config, sast, home=request.home, progress=shown)
     doc = preview_document(scope, request, sast, estimate)
     if json_path and not report_off(json_path):
         write_output(json_path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from reviewflow.config import Config
+from reviewflow.context.build import Progress
 from reviewflow.cost.estimate import estimate_review
 from reviewflow.cost.prices import price_of
 from reviewflow.cost.sizes import file_sizes
@@ -28,11 +29,17 @@ def jobs_estimate(jobs: Sequence[FileJob], snapshot: Snapshot, config: Config) -
 
 
 def scope_estimate(
-    scope: Scope, config: Config, sast: SastScan | None = None, *, home: str
+    scope: Scope,
+    config: Config,
+    sast: SastScan | None = None,
+    *,
+    home: str,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """The `estimate` object of a review of `scope` (chunked as the review will chunk it, with
-    the context packs it will send: the code index in `home`, or the shared store's)."""
+    the context packs it will send: the code index in `home`, or the shared store's, its first
+    build shown through `progress`)."""
     snapshot = snapshot_of(scope)
-    packs = context_packs(scope, snapshot, config.review, home)
+    packs = context_packs(scope, snapshot, config.review, home, progress)
     jobs = file_jobs(scope, config.review, config.output.language, sast, packs)
     return jobs_estimate(jobs, snapshot, config)
