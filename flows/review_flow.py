@@ -86,11 +86,14 @@ class Prepared(BaseModel):
 
     Prefect stores a flow run's parameters in its database; this one is stored as its summary
     (the files kept and left out), never as the change itself, which can be a release branch's
-    thousands of files. A run started from a deployment has none: its first task prepares."""
+    thousands of files, nor its context packs (source text). A run started from a deployment
+    has none: its first task prepares. `packs`: the context packs the CLI's estimate counted
+    (None: the index stage makes them)."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     scope: SkipValidation[Scope]
+    packs: SkipValidation[dict[str, FileContext]] | None = None
 
     @model_serializer
     def summary(self) -> dict[str, Any]:
@@ -127,7 +130,7 @@ def review(
         context = request.pull_request.with_dismissed(dismissed.reasons())
         request = request.model_copy(update={"pull_request": context})
     sast = _prescan(scope, config, request) if config.review.sast else None
-    packs = _packs(scope, config, request.home)
+    packs = _packs(scope, config, request.home, None if prepared is None else prepared.packs)
     language = config.output.language
     jobs = chunk_files(as_is(scope), as_is(config.review), language, as_is(sast), as_is(packs))
     options = stage_options(request.home, request.no_cache, config.review.shared_store)
@@ -208,11 +211,15 @@ def _shipped(snapshot: tuple[Snapshot, str], store: str | None) -> tuple[Snapsho
     return ship_snapshot(as_is(snapshot[0]), store), snapshot[1]
 
 
-def _packs(scope: Scope, config: Config, home: str) -> dict[str, FileContext] | None:
-    """Every kept file's context pack (the index stage), or None with `review.context` off."""
+def _packs(
+    scope: Scope, config: Config, home: str, handed: dict[str, FileContext] | None
+) -> dict[str, FileContext] | None:
+    """Every kept file's context pack (the index stage: `handed`, the CLI's, else its own), or
+    None with `review.context` off."""
     if not config.review.context:
         return None
-    return index_context(as_is(scope), as_is(snapshot_of(scope)), as_is(config.review), home)
+    snapshot = snapshot_of(scope)
+    return index_context(as_is(scope), as_is(snapshot), as_is(config.review), home, as_is(handed))
 
 
 def _prescan(scope: Scope, config: Config, request: ReviewRequest) -> SastScan:
@@ -289,10 +296,12 @@ def run_review(
     progress: ReviewObserver | None = None,
     estimate: dict[str, Any] | None = None,
     scope: Scope | None = None,
+    packs: dict[str, FileContext] | None = None,
 ) -> ReviewRun:
     """Run the review flow in this process, its key in a provider pool of this process (never a
-    parameter); `progress` is told of requests and finished files, `estimate` and `scope` are
-    the review's estimate and front half as the CLI made them (the flow then makes neither).
+    parameter); `progress` is told of requests and finished files, `estimate`, `scope` and
+    `packs` are the review's estimate, front half and context packs as the CLI made them (the
+    flow then makes none of them).
     A run that ended Cancelled or Failed (exit 130 or 2) returns its review all the same.
     What the run writes (cached answers, reports' folders) is the user's alone. The review's
     budget (`review.max_tokens`, `review.max_cost`) is held by its pool: every request of the
@@ -305,7 +314,7 @@ def run_review(
     ):
         try:
             with cancel.deferred():  # the flow takes a cancel where it waits for its stages
-                prepared = None if scope is None else Prepared(scope=scope)
+                prepared = None if scope is None else Prepared(scope=scope, packs=packs)
                 state = flow_(
                     request,
                     public_config(config),

@@ -1,7 +1,8 @@
 """Stage 2b, index_context: the code index of the new side and every kept file's context pack
 (`review.context`). No cache policy: the index store is the cache (a blob is parsed once, ever);
 retries 0: a Git or store error is the review's, at once. Runs in the flow's process, which
-reads the repository, and loads the index once for every file."""
+reads the repository, and loads the index once for every file; a CLI review hands it the packs
+its estimate counted, so the index is loaded once per review."""
 
 from __future__ import annotations
 
@@ -24,8 +25,12 @@ def index_context(
     snapshot: Snapshot,
     settings: ReviewSettings,
     home: str,
+    handed: dict[str, FileContext] | None = None,
 ) -> dict[str, FileContext]:
-    """Every kept file's context pack: path -> its rendered text and tokens."""
+    """Every kept file's context pack: path -> its rendered text and tokens; `handed`, those
+    the CLI made for its estimate, returned as they are (the index is not loaded twice)."""
+    if handed is not None:
+        return handed
     logger = get_run_logger()
 
     def progress(done: int, total: int) -> None:

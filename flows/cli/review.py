@@ -47,6 +47,7 @@ from reviewflow.request import ReviewRequest
 
 if TYPE_CHECKING:
     from reviewflow.report.outcome import ReviewRun
+    from reviewflow.review.packs import FileContext
     from reviewflow.sast.early import EarlyScan
     from reviewflow.select.scope import Scope
 
@@ -178,7 +179,7 @@ def _review(
         sast_scan = early_scan(config, scope, effective)  # runs while the review starts
         if sast_scan is not None:
             effective = effective.model_copy(update={"sast_prescanned": True})
-        estimate = print_estimate(scope, config, sast_scan, effective.home)
+        estimate, packs = print_estimate(scope, config, sast_scan, effective.home)
         started = datetime.now(UTC)  # the review has started: a cancel from here on is reported
         try:
             with (
@@ -191,7 +192,7 @@ def _review(
                     forked.adopt_settings()
                 log_to_file("prefect", log)
                 run = run_with_server(
-                    target, lambda: _run_here(effective, config, scope, env, estimate)
+                    target, lambda: _run_here(effective, config, scope, env, (estimate, packs))
                 )
                 cancel.finish()  # reported: a signal from now on no longer cancels it
                 record.close()  # done with the server: `server stop` no longer waits for it
@@ -220,23 +221,26 @@ def early_scan(config: Config, scope: Scope, request: ReviewRequest) -> EarlySca
 
 def print_estimate(
     scope: Scope, config: Config, sast_scan: EarlyScan | None, home: str
-) -> dict[str, Any] | None:
+) -> tuple[dict[str, Any] | None, dict[str, FileContext] | None]:
     """The review's expected cost, one line on stderr, before its first request; not with
-    `--console off`, which keeps stderr to the one line of an exit 2. The estimate, for the
-    flow's report (None: the flow makes it). With `--sast` it counts the scan's hints, as the
-    report's does (one function): the early scan is waited for; a scan that failed gives
-    None, and the flow's stage fails the review before any request."""
+    `--console off`, which keeps stderr to the one line of an exit 2. The estimate and the
+    context packs it counted, for the flow (None: the flow makes them). With `--sast` it counts
+    the scan's hints, as the report's does (one function): the early scan is waited for; a scan
+    that failed gives no estimate, and the flow's stage fails the review before any request."""
     if config.output.console is ConsoleMode.OFF:
-        return None
+        return None, None
     from flows.cli.indexing import indexing_progress
     from reviewflow.cost.review import scope_estimate
     from reviewflow.cost.text import estimate_line
+    from reviewflow.review.jobs import snapshot_of
+    from reviewflow.review.packs import context_packs
 
     scan = sast_scan.result() if sast_scan is not None else None
     shown = indexing_progress(sys.stderr, config.output.progress)
-    estimate = scope_estimate(scope, config, scan, home=home, progress=shown)
+    packs = context_packs(scope, snapshot_of(scope), config.review, home, shown)
+    estimate = scope_estimate(scope, config, scan, home=home, packs=packs)
     sys.stderr.write(f"reviewflow: {estimate_line(estimate)}\n")
-    return None if sast_scan is not None and scan is None else estimate
+    return (None if sast_scan is not None and scan is None else estimate), packs
 
 
 def cancelled_run(
@@ -257,9 +261,10 @@ def _run_here(
     config: Config,
     scope: Scope,
     env: Mapping[str, str],
-    estimate: dict[str, Any] | None,
+    estimated: tuple[dict[str, Any] | None, dict[str, FileContext] | None],
 ) -> ReviewRun:
-    """The review flow in this process, with live progress on stderr (sized by `scope`)."""
+    """The review flow in this process, with live progress on stderr (sized by `scope`), handed
+    the estimate and the context packs the CLI made for it."""
     from flows.review_flow import heartbeat_off, run_review
     from reviewflow.cost.prices import price_of
     from reviewflow.report.progress import ProgressDisplay
@@ -267,7 +272,10 @@ def _run_here(
     files, price = len(scope.selection.kept), price_of(config.model)
     display = ProgressDisplay(sys.stderr, env, files, enabled=config.output.progress, price=price)
     with display as progress, heartbeat_off():
-        return run_review(request, config, progress=progress, estimate=estimate, scope=scope)
+        estimate, packs = estimated
+        return run_review(
+            request, config, progress=progress, estimate=estimate, scope=scope, packs=packs
+        )
 
 
 def _print_outcome(run: ReviewRun, config: Config, env: Mapping[str, str]) -> int:

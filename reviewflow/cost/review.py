@@ -3,7 +3,7 @@ flow make it (the same function, so the three agree)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from reviewflow.config import Config
@@ -13,7 +13,7 @@ from reviewflow.cost.prices import price_of
 from reviewflow.cost.sizes import file_sizes
 from reviewflow.cost.text import estimate_record
 from reviewflow.review.jobs import FileJob, file_jobs, snapshot_of
-from reviewflow.review.packs import context_packs
+from reviewflow.review.packs import FileContext, context_packs
 from reviewflow.review.reader import Snapshot
 from reviewflow.sast.models import SastScan
 from reviewflow.select.scope import Scope
@@ -35,11 +35,13 @@ def scope_estimate(
     *,
     home: str,
     progress: Progress | None = None,
+    packs: Mapping[str, FileContext] | None = None,
 ) -> dict[str, Any]:
     """The `estimate` object of a review of `scope` (chunked as the review will chunk it, with
-    the context packs it will send: the code index in `home`, or the shared store's, its first
-    build shown through `progress`)."""
+    the context packs it will send: `packs` when the caller made them, else made here from the
+    code index in `home`, or the shared store's, its first build shown through `progress`)."""
     snapshot = snapshot_of(scope)
-    packs = context_packs(scope, snapshot, config.review, home, progress)
+    if packs is None:
+        packs = context_packs(scope, snapshot, config.review, home, progress)
     jobs = file_jobs(scope, config.review, config.output.language, sast, packs)
     return jobs_estimate(jobs, snapshot, config)

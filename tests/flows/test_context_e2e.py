@@ -176,3 +176,32 @@ def test_a_pack_naming_another_reviewed_file_does_not_confuse_the_scripted_revie
     ]
     assert report["dropped"] == []
     assert reviewer.stages["main"] == 4  # util.py: done at once; main.py: read, comment, done
+
+
+@pytest.mark.parametrize("console", ["summary", "off"])
+def test_a_review_loads_the_index_once(
+    repo: GitRepo,
+    wire: WireServer,
+    monkeypatch: pytest.MonkeyPatch,
+    rf_home: Path,
+    console: str,
+) -> None:
+    """The packs the CLI's estimate counted are the ones the flow sends (handed to its index
+    stage); with `--console off` there is no estimate and the index stage makes them."""
+    import reviewflow.review.packs as packs
+
+    loads: list[Snapshot] = []
+
+    def counted(snapshot: Snapshot, *args: Any, **kwargs: Any) -> Any:
+        loads.append(snapshot)
+        return new_side_index(snapshot, *args, **kwargs)
+
+    monkeypatch.setattr(packs, "new_side_index", counted)
+    wire.respond("openai", ScriptedReviewer({"pkg/util.py": []}))
+    _repo(repo)
+    repo.write("pkg/util.py", UTIL_NEW)
+    repo.commit("scale")
+    _review(monkeypatch, wire, repo, "--commit", "HEAD", "--console", console)
+    assert len(loads) == 1
+    [(_, user)] = _main_requests(wire)
+    assert "pkg/main.py:5 in `def run()`: return helper(3) + gone()" in user
