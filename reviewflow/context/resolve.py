@@ -46,7 +46,9 @@ def link(
     if ref_path == def_path:
         if not receiver or receiver in SELF or receiver == _container(definition):
             return "confirmed"
-        return "likely"
+        # `config.review` is not the file's top-level `review`: only a member can be reached
+        # through another object (one whose type the index cannot know).
+        return "likely" if _container(definition) else None
     if family(ref_file.language) != family(language_name(def_path) or ""):
         return None  # a Rust `name` is not what a C file calls
     if definition.local and not def_path.endswith(_HEADERS):
@@ -85,6 +87,8 @@ def _by_scope(
         return "likely" if global_names and definition.kind != "method" else None
     if ref.receiver in SELF:
         return None  # a method of the calling file's own class
+    if not _container(definition):
+        return None  # `config.review` is no top-level `review`: an import would have named it
     return "likely" if imported or same_package or (unique and global_names) else None
 
 

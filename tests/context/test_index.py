@@ -94,6 +94,30 @@ def test_definitions_seen_from_a_file_put_the_reachable_one_first(tmp_path: Path
     assert index.resolve("other/stray.py", stray) is None
 
 
+def test_an_attribute_of_another_object_is_not_a_use_of_a_top_level_function(
+    tmp_path: Path,
+) -> None:
+    """`config.review` names no top-level `review`, in its file or in one importing it; a
+    method reached through an object of unknown type still links, as likely."""
+    files = {
+        "pkg/flow.py": "def review(x):\n    return x\n\n\ndef run(config):\n"
+        "    return review(config.review)\n\n\nclass Box:\n    def size(self):\n"
+        "        return 1\n",
+        "pkg/cli.py": "from pkg.flow import Box, review\n\n\ndef main(config, box):\n"
+        "    review(config.review.fail_on)\n    return box.size()\n",
+    }
+    repo = make_repo(tmp_path / "repo", files)
+    index = index_of(repo, tmp_path / "store")
+    linked = index.references("review", "pkg/flow.py", linked_only=True)
+    assert [(h.path, h.reference.line, h.link) for h in linked] == [
+        ("pkg/flow.py", 6, "confirmed"),
+        ("pkg/cli.py", 1, "confirmed"),  # its import
+        ("pkg/cli.py", 5, "confirmed"),
+    ]
+    sized = index.references("size", "pkg/flow.py", linked_only=True)
+    assert [(h.path, h.reference.line, h.link) for h in sized] == [("pkg/cli.py", 6, "likely")]
+
+
 def test_c_static_functions_stay_in_their_file(tmp_path: Path) -> None:
     files = {
         "lib.h": "int helper(int x);\n",
