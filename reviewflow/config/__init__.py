@@ -15,6 +15,7 @@ from reviewflow.config.load import (
 from reviewflow.config.messages import describe_validation_error, known_keys
 from reviewflow.config.platforms import Platform
 from reviewflow.config.protocols import (
+    ProtocolConfig,
     ProtocolPluginError,
     ProtocolSpec,
     find_protocol,
@@ -55,6 +56,7 @@ __all__ = [
     "OutputSettings",
     "Platform",
     "PrefectSettings",
+    "ProtocolConfig",
     "ProtocolPluginError",
     "ProtocolSpec",
     "PublishSettings",

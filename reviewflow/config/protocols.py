@@ -1,9 +1,13 @@
-"""The model protocols reviewflow speaks, in one registry: for each, its default endpoint, the
-variables its API key is read from, the adapter that speaks it, what the warm process imports
-ahead of a review, and `config test`'s hints in its own terms.
+"""The model protocols reviewflow speaks, in one registry: for each, what reading the
+configuration needs of it (its default endpoint, the variables its API key is read from) and,
+for the spec a plugin registers, the adapter that speaks it, what the warm process imports ahead
+of a review, and `config test`'s hints in its own terms.
 
-The three built in (openai, anthropic, gemini) are listed here; an installed package adds one
-through the entry point group `reviewflow.protocols`, whose object is a `ProtocolSpec`:
+The three built in (openai, anthropic, gemini) are listed here by what the configuration reads
+of them (`ProtocolConfig`); their full specs, naming their adapters, sit beside those adapters
+(`reviewflow.providers.protocols`), so nothing here names a module above the configuration. An
+installed package adds one through the entry point group `reviewflow.protocols`, whose object
+is a `ProtocolSpec`:
 
     [project.entry-points."reviewflow.protocols"]
     mistral = "reviewflow_mistral:PROTOCOL"
@@ -31,25 +35,18 @@ class ProtocolPluginError(ConfigError):
 
 
 @dataclass(frozen=True)
-class ProtocolSpec:
-    """One model protocol.
+class ProtocolConfig:
+    """What the configuration reads of one model protocol.
 
-    `adapter` is `module:function`, the function taking the effective `ModelSettings` and
-    returning a `reviewflow.providers.base.Provider`. `key_env` are the variables read for the
-    API key after `REVIEWFLOW_MODEL_API_KEY`, in order. With `key_at_default_endpoint_only`, a
-    request needs a key only at `default_endpoint` (local servers of the protocol take none).
-    `warm` are modules the warm process imports before a review of this protocol (a module a
-    newer SDK no longer has is skipped). `hints` replace `config test`'s hint for an outcome
-    (`key_rejected`, `unknown_model`, ...).
+    `key_env` are the variables read for the API key after `REVIEWFLOW_MODEL_API_KEY`, in
+    order. With `key_at_default_endpoint_only`, a request needs a key only at
+    `default_endpoint` (local servers of the protocol take none).
     """
 
     name: str
     default_endpoint: str
-    adapter: str
-    key_env: tuple[str, ...] = ()
-    key_at_default_endpoint_only: bool = False
-    warm: tuple[str, ...] = ()
-    hints: Mapping[str, str] = field(default_factory=dict)
+    key_env: tuple[str, ...] = field(default=(), kw_only=True)
+    key_at_default_endpoint_only: bool = field(default=False, kw_only=True)
 
     def __post_init__(self) -> None:
         if not _NAME.fullmatch(self.name):
@@ -57,40 +54,44 @@ class ProtocolSpec:
                 f"protocol name {self.name!r} is not a lowercase word of 2 to 31 letters, digits "
                 "or dashes"
             )
+
+
+@dataclass(frozen=True)
+class ProtocolSpec(ProtocolConfig):
+    """One model protocol with the adapter that speaks it (what a plugin registers).
+
+    `adapter` is `module:function`, the function taking the effective `ModelSettings` and
+    returning a `reviewflow.providers.base.Provider`. `warm` are modules the warm process
+    imports before a review of this protocol (a module a newer SDK no longer has is skipped).
+    `hints` replace `config test`'s hint for an outcome (`key_rejected`, `unknown_model`, ...).
+    """
+
+    adapter: str
+    warm: tuple[str, ...] = field(default=(), kw_only=True)
+    hints: Mapping[str, str] = field(default_factory=dict, kw_only=True)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
         if ":" not in self.adapter:
             raise ProtocolPluginError(
                 f"protocol {self.name}: adapter {self.adapter!r} is not module:function"
             )
 
 
-BUILTIN: Mapping[str, ProtocolSpec] = {
+BUILTIN: Mapping[str, ProtocolConfig] = {
     spec.name: spec
     for spec in (
-        ProtocolSpec(
-            name="openai",
-            default_endpoint="https://api.openai.com/v1",
-            adapter="reviewflow.providers.openai:create",
+        ProtocolConfig(
+            "openai",
+            "https://api.openai.com/v1",
             key_env=("OPENAI_API_KEY",),
             key_at_default_endpoint_only=True,
-            warm=(
-                "reviewflow.providers.openai",
-                "openai.resources.chat.completions.completions",
-                "openai.lib.streaming.chat",
-            ),
         ),
-        ProtocolSpec(
-            name="anthropic",
-            default_endpoint="https://api.anthropic.com",
-            adapter="reviewflow.providers.anthropic:create",
-            key_env=("ANTHROPIC_API_KEY",),
-            warm=("reviewflow.providers.anthropic", "anthropic.resources.messages"),
-        ),
-        ProtocolSpec(
-            name="gemini",
-            default_endpoint="https://generativelanguage.googleapis.com",
-            adapter="reviewflow.providers.gemini:create",
+        ProtocolConfig("anthropic", "https://api.anthropic.com", key_env=("ANTHROPIC_API_KEY",)),
+        ProtocolConfig(
+            "gemini",
+            "https://generativelanguage.googleapis.com",
             key_env=("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-            warm=("reviewflow.providers.gemini",),
         ),
     )
 }
@@ -106,9 +107,9 @@ def protocol_names() -> tuple[str, ...]:
     return (*BUILTIN, *sorted(_plugins()))
 
 
-def find_protocol(name: str) -> ProtocolSpec | None:
-    """The spec of protocol `name`, or None when neither built in nor installed. A built-in
-    name is answered without reading the installed packages."""
+def find_protocol(name: str) -> ProtocolConfig | None:
+    """Protocol `name` (a plugin's: its `ProtocolSpec`), or None when neither built in nor
+    installed. A built-in name is answered without reading the installed packages."""
     if name in BUILTIN:
         return BUILTIN[name]
     entry = _plugins().get(name)
@@ -124,8 +125,9 @@ def find_protocol(name: str) -> ProtocolSpec | None:
     return spec
 
 
-def protocol_spec(name: str) -> ProtocolSpec:
-    """The spec of a configured protocol (the schema has checked it exists)."""
+def protocol_spec(name: str) -> ProtocolConfig:
+    """A configured protocol, as the configuration reads it (the schema has checked it
+    exists); `reviewflow.providers.protocols.adapter_spec` adds its adapter."""
     spec = find_protocol(name)
     if spec is None:
         accepted = ", ".join(protocol_names())

@@ -51,7 +51,7 @@ _BEDROCK_USAGE_HEADERS = {
 
 
 def create(settings: ModelSettings) -> AnthropicProvider:
-    """The anthropic protocol's adapter (registered in reviewflow.config.protocols)."""
+    """The anthropic protocol's adapter (its spec: reviewflow.providers.protocols)."""
     if settings.platform is Platform.BEDROCK:
         return BedrockProvider(settings)
     if settings.platform is Platform.VERTEX:

@@ -12,6 +12,7 @@ from reviewflow.errors import ConfigError, PermanentProviderError, ProviderError
 from reviewflow.providers import failures
 from reviewflow.providers.factory import MissingKeyError, PlaceholderModelError, create_provider
 from reviewflow.providers.messages import ModelRequest, Usage, UserMessage
+from reviewflow.providers.protocols import adapter_spec
 
 PROBE = ModelRequest(
     system="You are a connectivity check. Answer with one word.",
@@ -148,8 +149,8 @@ def _hint(outcome: Outcome, settings: ModelSettings, message: str) -> str | None
     elif settings.platform is Platform.AZURE:
         hint = _azure_hint(outcome, settings)
     else:
-        spec = find_protocol(settings.protocol)
-        hint = spec.hints.get(outcome.value) if spec else None
+        known = find_protocol(settings.protocol) is not None
+        hint = adapter_spec(settings.protocol).hints.get(outcome.value) if known else None
     return hint or _HINTS.get(outcome)
 
 

@@ -16,6 +16,7 @@ from reviewflow.config import (
 from reviewflow.config.platforms import AZURE_AD_TOKEN_ENV
 from reviewflow.errors import ConfigError
 from reviewflow.providers.base import Provider
+from reviewflow.providers.protocols import adapter_spec
 
 
 class PlaceholderModelError(ConfigError):
@@ -107,10 +108,10 @@ def _installed(module: str) -> bool:
 
 
 def create_provider(settings: ModelSettings) -> Provider:
-    """The adapter the protocol's spec names (reviewflow.config.protocols), for
-    `settings.platform`, on the official SDK, with SDK retries off."""
+    """The adapter the protocol's spec names (`adapter_spec`: reviewflow.providers.protocols),
+    for `settings.platform`, on the official SDK, with SDK retries off."""
     check_settings(settings)
-    spec = protocol_spec(settings.protocol)
+    spec = adapter_spec(settings.protocol)
     module, _, name = spec.adapter.partition(":")
     try:
         create = getattr(importlib.import_module(module), name)

@@ -58,7 +58,7 @@ _KEY_REJECTED = ("API_KEY_INVALID", "API key not valid", "API key expired")
 
 
 def create(settings: ModelSettings) -> GeminiProvider:
-    """The gemini protocol's adapter (registered in reviewflow.config.protocols)."""
+    """The gemini protocol's adapter (its spec: reviewflow.providers.protocols)."""
     return GeminiProvider(settings)
 
 

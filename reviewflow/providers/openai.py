@@ -49,7 +49,7 @@ _FINISH = {
 
 
 def create(settings: ModelSettings) -> OpenAIProvider:
-    """The openai protocol's adapter (registered in reviewflow.config.protocols)."""
+    """The openai protocol's adapter (its spec: reviewflow.providers.protocols)."""
     if settings.platform is Platform.AZURE:
         return AzureOpenAIProvider(settings)
     return OpenAIProvider(settings)

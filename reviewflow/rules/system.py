@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from importlib.resources import files
 from importlib.resources.abc import Traversable
+from pathlib import Path
 from typing import Literal
 
 import yaml
@@ -155,4 +155,6 @@ def load_system_rules(root: Traversable) -> SystemCatalog:
 @lru_cache(maxsize=1)
 def builtin_system_rules() -> SystemCatalog:
     """The system rules shipped in the package (parsed once per process)."""
-    return load_system_rules(files("reviewflow.rules") / "system")
+    # Beside this module, not `files("reviewflow.rules")`: naming the package whose `__init__`
+    # imports this module is an import cycle (tests/test_architecture.py).
+    return load_system_rules(Path(__file__).with_name("system"))

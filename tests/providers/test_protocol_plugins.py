@@ -4,6 +4,7 @@ built-in one; unknown, broken and shadowing plugins fail plainly."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -15,8 +16,10 @@ import pytest
 
 from flows.cli.main import main
 from reviewflow.config import Config, ModelSettings, load_config, protocol_names
-from reviewflow.config.protocols import BUILTIN, ProtocolSpec, protocol_spec
+from reviewflow.config.protocols import BUILTIN, ProtocolConfig, ProtocolSpec, protocol_spec
 from reviewflow.errors import ConfigError
+from reviewflow.providers import protocols
+from reviewflow.providers.base import Provider
 from reviewflow.providers.doctor import Outcome, check_model
 from tests.flows.reviewer import ScriptedReviewer
 from tests.flows.test_review_e2e import LEAK, SPLIT, _repo
@@ -179,3 +182,35 @@ def test_a_spec_with_an_unusable_name_or_adapter_is_refused() -> None:
         ProtocolSpec(name="My Proto", default_endpoint="https://x.invalid", adapter="m:f")
     with pytest.raises(ConfigError, match="is not module:function"):
         ProtocolSpec(name="mine", default_endpoint="https://x.invalid", adapter="m.f")
+
+
+def test_the_built_in_specs_sit_beside_their_adapters_and_agree_with_the_configuration() -> None:
+    """The configuration lists each built-in protocol by what it reads of it; the spec naming
+    its adapter (in this package) is in reviewflow.providers.protocols, and a plugin's spec is
+    the one it registered."""
+    assert list(protocols.BUILTIN) == list(BUILTIN) == ["openai", "anthropic", "gemini"]
+    for name, spec in protocols.BUILTIN.items():
+        config = BUILTIN[name]
+        assert type(config) is ProtocolConfig and isinstance(spec, ProtocolSpec)
+        assert (spec.name, spec.default_endpoint, spec.key_env) == (
+            config.name,
+            config.default_endpoint,
+            config.key_env,
+        )
+        assert spec.key_at_default_endpoint_only == config.key_at_default_endpoint_only
+        module, _, function = spec.adapter.partition(":")
+        assert module == f"reviewflow.providers.{name}" and module in spec.warm
+        assert protocols.adapter_spec(name) is spec
+    module, _, function = protocols.BUILTIN["anthropic"].adapter.partition(":")
+    settings = ModelSettings(protocol="anthropic", name="m", api_key="k")
+    provider = getattr(importlib.import_module(module), function)(settings)
+    assert isinstance(provider, Provider) and provider.protocol == "anthropic"
+    with pytest.raises(ConfigError, match="unknown model protocol 'mistral'"):
+        protocols.adapter_spec("mistral")
+
+
+@pytest.mark.usefixtures("compat")
+def test_a_plugins_spec_is_the_one_its_package_registered() -> None:
+    spec = protocols.adapter_spec("compat")
+    assert spec is sys.modules["rf_compat_plugin"].PROTOCOL
+    assert spec.adapter == "rf_compat_plugin:create" and protocol_spec("compat") is spec

@@ -33,13 +33,13 @@ from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, get_current_sett
 
 import reviewflow
 from flows.review_flow import threaded_review
-from reviewflow.config.protocols import BUILTIN, protocol_spec
 from reviewflow.config.schema import ReviewSettings
 from reviewflow.prompts import preload_templates
+from reviewflow.providers.protocols import BUILTIN, adapter_spec
 
 # What the first flow run in a process imports lazily (~160 modules); a review on a protocol also
 # imports its spec's `warm` modules (its provider and the parts of its SDK that the SDK imports on
-# first use: reviewflow.config.protocols). Only an optimisation: a module that a new version no
+# first use: reviewflow.providers.protocols). Only an optimisation: a module that a new version no
 # longer has is skipped.
 LAZY = (
     "prefect.flow_engine",
@@ -95,7 +95,7 @@ def prepare_run(concurrency: int | None, protocols: Iterable[str]) -> None:
     """What a process's first review builds: imports (Prefect's, and those of the `protocols`
     its model uses), templates, the review flow on `concurrency` threads (unless None) and the
     deferred models. Run once the review's Prefect environment is in `os.environ`."""
-    warm = itertools.chain.from_iterable(protocol_spec(p).warm for p in protocols)
+    warm = itertools.chain.from_iterable(adapter_spec(p).warm for p in protocols)
     for name in (*LAZY, *warm):
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
