@@ -53,7 +53,8 @@ docs: dev
 docs-pictures: dev
 	$(BIN)/python docs/pictures.py
 
-# The rest of the stop matrix (every signal at every point), left out of `make test`;
+# The rest of the long matrices (every signal at every point, every platform through every
+# entry, ...: `-m stress`), left out of `make test`, which keeps a representative set of each;
 # STRESS_SLICE=K/N runs every N-th from K (CI rotates it by the commit, see .ci/run).
 test-stress: dev
 	$(BIN)/pytest -q -n auto --dist loadfile -m stress $(if $(STRESS_SLICE),--stress-slice $(STRESS_SLICE))

@@ -96,23 +96,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     _longest_first(items)
 
 
-# The test files that take longest (junit times, idle, 2 cores: ~110 s down to ~15 s), first:
-# with `-n auto --dist loadfile --no-loadscope-reorder` (the Makefile) no worker is left
-# running a long file alone at the end. xdist's own reorder (files with the most tests first)
-# had put the three tests of test_worker.py (~80 s) last.
+# The test files that take longest (per-file junit times, 2 cores, busiest first; measured for
+# issue 39, bench/RESULTS.md), first: with `-n 3 --dist loadfile --no-loadscope-reorder` (the
+# Makefile) no worker is left running a long file alone at the end. xdist's own reorder (files
+# with the most tests first) had put the three tests of test_worker.py (~80 s) last.
 _LONGEST = (
     "tests/server/test_warm.py",
+    "tests/deploy/test_dask_stop.py",
     "tests/deploy/test_worker.py",
-    "tests/server/test_stop_local.py",
     "tests/server/test_local_server.py",
+    "tests/server/test_stop_local.py",
+    "tests/server/test_prepare.py",
+    "tests/deploy/test_dask_cluster.py",
     "tests/publish/test_pull_requests.py",
     "tests/server/test_stop_reviews.py",
-    "tests/server/test_prepare.py",
-    "tests/providers/test_platforms.py",
-    "tests/server/test_stop_failures.py",
-    "tests/server/test_early_start.py",
+    "tests/deploy/test_dask.py",
+    "tests/publish/test_reopened.py",
     "tests/server/test_stop_warm.py",
-    "tests/deploy/test_dask_cluster.py",
+    "tests/server/test_early_start.py",
+    "tests/deploy/test_release.py",
+    "tests/cli/test_failures.py",
+    "tests/quality/test_harness.py",
+    "tests/quality/test_context_ablation.py",
 )
 
 
@@ -123,8 +128,9 @@ def _longest_first(items: list[pytest.Item]) -> None:
 
 
 def _select_stress(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The stress matrix (every signal at every point, `stress`): left out unless a `-m`
-    names it (`make test-stress`); `--stress-slice K/N` keeps every N-th one from K."""
+    """The stress matrix (`stress`: the cases of long matrices beyond a representative set,
+    such as every signal at every point): left out unless a `-m` names it (`make
+    test-stress`); `--stress-slice K/N` keeps every N-th one from K."""
     stress = [item for item in items if item.get_closest_marker("stress") is not None]
     chosen = config.getoption("--stress-slice")
     if "stress" not in config.option.markexpr:

@@ -236,7 +236,17 @@ def _processing(address: str) -> int:
         return sum(len(keys) for keys in client.processing().values())
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+# The rest of the matrix, in `make test-stress` (CI runs a slice of it per commit): SIGTERM on a
+# scheduler's workers (SIGINT is here; both reach the runner as one cancel) and one SIGINT on
+# the review's own LocalCluster (the warm process's test below sends that one, in its child).
+STRESS = pytest.mark.stress
+
+
+@pytest.mark.parametrize(
+    "sig",
+    [signal.SIGINT, pytest.param(signal.SIGTERM, marks=STRESS)],
+    ids=["SIGINT", "SIGTERM"],
+)
 def test_a_stop_on_a_dask_cluster_stops_its_workers(
     reviews: Reviews, cluster: Cluster, sig: int
 ) -> None:
@@ -272,7 +282,9 @@ def test_a_stop_on_threads_ends_the_stages_cancelled(reviews: Reviews) -> None:
     assert {run.stage for run in runs} == {"llm_request", "tool_loop"}, runs
 
 
-@pytest.mark.parametrize("twice", [False, True], ids=["SIGINT", "SIGINT twice"])
+@pytest.mark.parametrize(
+    "twice", [pytest.param(False, marks=STRESS), True], ids=["SIGINT", "SIGINT twice"]
+)
 def test_a_stop_on_a_local_cluster(reviews: Reviews, twice: bool) -> None:
     """The review's own LocalCluster: its workers, busy with requests in flight, end with it
     (a graceful close would wait for those requests); a second signal ends it all at once,

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from jsonschema import Draft4Validator
 
@@ -35,6 +35,14 @@ from tests.publish.fake_http import Exchange, PlatformFake
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "data" / "schemas"
 Json = dict[str, Any]
+LIST_KEYS = {"type", "items", "description"}  # a list schema that asks nothing of the list
+
+
+class Checked(NamedTuple):
+    """What a schema finds wrong in an instance (`Spec.checked`)."""
+
+    errors: tuple[tuple[str, str], ...]  # (path, message)
+    unnamed: tuple[str, ...]  # the paths of fields the schema does not name
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,7 @@ class Spec:
     undeclared: dict[str, frozenset[str]] = field(default_factory=dict)  # definition: fields
     version_in_accept: bool = False  # `api-version` may come in `Accept` instead of the query
     _routes: list[tuple[re.Pattern[str], str]] = field(default_factory=list, compare=False)
+    _checked: dict[tuple[int, str], Checked] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         flags = re.IGNORECASE if self.ignore_case else 0
@@ -86,6 +95,19 @@ class Spec:
 
     def validator(self, schema: Json) -> Draft4Validator:
         return Draft4Validator({"definitions": self.document["definitions"], "allOf": [schema]})
+
+    def checked(self, schema: Json, instance: Any) -> Checked:
+        """What `schema` (a node of this spec's document) finds wrong in `instance`: the
+        schema's errors (path, message) and the fields it does not name. Once per schema and
+        instance: a fake's lists are read again and again, mostly the same items."""
+        key = (id(schema), json.dumps(instance, sort_keys=True))
+        if key not in self._checked:
+            errors = tuple(
+                ("/".join(str(p) for p in error.absolute_path), error.message[:160])
+                for error in self.validator(schema).iter_errors(instance)
+            )
+            self._checked[key] = Checked(errors, tuple(_unnamed(self, schema, instance, "")))
+        return self._checked[key]
 
     def _pointer(self, ref: str) -> Json:
         node: Any = self.document
@@ -212,10 +234,21 @@ def _answer_problems(spec: Spec, op: Json, exchange: Exchange) -> Iterator[str]:
 
 def _schema_problems(spec: Spec, schema: Json, instance: Any, what: str) -> Iterator[str]:
     instance = _without_nulls(instance)
-    for error in spec.validator(schema).iter_errors(instance):
-        at = "/".join(str(p) for p in error.absolute_path) or "(top)"
-        yield f"{what} at {at}: {error.message[:160]}"
-    for at in _unnamed(spec, schema, instance, ""):
+    resolved = spec.resolve(schema)
+    items = resolved.get("items")
+    if isinstance(instance, list) and isinstance(items, dict) and set(resolved) <= LIST_KEYS:
+        # a list of items (nothing else asked of the list itself): each item on its own
+        for n, item in enumerate(instance):
+            found = spec.checked(items, item)
+            for at, message in found.errors:
+                yield f"{what} at {n}{'/' if at else ''}{at}: {message}"
+            for at in found.unnamed:
+                yield f"{what} has field /{n}{at} the schema does not name"
+        return
+    found = spec.checked(schema, instance)
+    for at, message in found.errors:
+        yield f"{what} at {at or '(top)'}: {message}"
+    for at in found.unnamed:
         yield f"{what} has field {at} the schema does not name"
 
 

@@ -40,7 +40,19 @@ pytestmark = pytest.mark.usefixtures("prefect_harness")
 _RUNS = itertools.count()
 
 
-@pytest.fixture(params=PLATFORMS)
+ENTRIES = ("cli", "deployment")
+# Every platform through one entry, the entries in turn (each platform's client and CI
+# detection, both entries' own code); every other pair in the stress matrix (`make test-stress`).
+CASES = [
+    (platform, entry)
+    if i == n % len(ENTRIES)
+    else pytest.param(platform, entry, marks=pytest.mark.stress)
+    for n, platform in enumerate(PLATFORMS)
+    for i, entry in enumerate(ENTRIES)
+]
+
+
+@pytest.fixture
 def side(request: pytest.FixtureRequest) -> Iterator[Side]:
     with open_side(request.param) as opened:
         yield opened
@@ -86,7 +98,7 @@ def _deployed(
     return report["exit_code"], report
 
 
-@pytest.mark.parametrize("entry", ["cli", "deployment"])
+@pytest.mark.parametrize(("side", "entry"), CASES, indirect=["side"])
 def test_a_request_reviewed_push_after_push_is_never_commented_twice(
     entry: str,
     side: Side,

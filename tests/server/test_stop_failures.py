@@ -108,11 +108,28 @@ def test_a_home_of_another_user(
         phome.chmod(0o700)
 
 
+@pytest.fixture(scope="module")
+def _running(prepared_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The home of a managed server the tests of `server` share: each leaves it running."""
+    home = tmp_path_factory.mktemp("stop-failures") / "home"
+    with managed_server(prepared_home, home):
+        yield home
+
+
 @pytest.fixture
-def server(
+def server(_running: Path, monkeypatch: pytest.MonkeyPatch) -> ServerState:
+    """The module's managed server, running; `REVIEWFLOW_HOME` is its home."""
+    monkeypatch.setenv("REVIEWFLOW_HOME", str(_running))
+    state = read_state(prefect_home(_running))
+    assert state is not None and is_ours(state)
+    return state
+
+
+@pytest.fixture
+def own_server(
     prepared_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[ServerState]:
-    """A managed server of its own, running; `REVIEWFLOW_HOME` is its home."""
+    """A managed server of its own (for a test that stops it); `REVIEWFLOW_HOME` is its home."""
     home = tmp_path / "home"
     with managed_server(prepared_home, home):
         monkeypatch.setenv("REVIEWFLOW_HOME", str(home))
@@ -183,9 +200,10 @@ def test_a_lock_that_cannot_be_opened(
 
 
 def test_a_record_that_cannot_be_removed(
-    server: ServerState, capsys: pytest.CaptureFixture[str]
+    own_server: ServerState, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The server is stopped, and the line says its record stays."""
+    server = own_server
     phome = prefect_home(Path(os.environ["REVIEWFLOW_HOME"]))
     with unchangeable(phome):
         assert main(["server", "stop"]) == 2

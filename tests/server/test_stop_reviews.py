@@ -38,6 +38,12 @@ from tests.wire_server import WireServer
 WHERE = {"in the CLI": ("--no-warm",), "in the warm process": ()}
 
 
+def places(shown: str) -> list[object]:
+    """Both places, `shown` in `make test`; the other in the stress matrix (`make
+    test-stress`): the refusal is shown in the warm process, the forced stop in the CLI."""
+    return [w if w == shown else pytest.param(w, marks=pytest.mark.stress) for w in WHERE]
+
+
 @pytest.fixture(scope="module")
 def reviews(tmp_path_factory: pytest.TempPathFactory, prepared_home: Path) -> Iterator[WarmReviews]:
     runtime = Path(tempfile.mkdtemp(prefix="rf-stopcmd-", dir="/tmp"))
@@ -72,7 +78,7 @@ def _records(reviews: WarmReviews) -> list[dict[str, object]]:
     return [json.loads(path.read_text()) for path in sorted(folder.glob("*.json"))]
 
 
-@pytest.mark.parametrize("where", WHERE)
+@pytest.mark.parametrize("where", places("in the warm process"))
 def test_stop_refuses_and_the_review_goes_on(reviews: WarmReviews, where: str) -> None:
     run, pid = _held(reviews, where)
     (record,) = _records(reviews)
@@ -101,7 +107,7 @@ def test_stop_refuses_and_the_review_goes_on(reviews: WarmReviews, where: str) -
     assert _records(reviews) == []  # the record is gone with the review
 
 
-@pytest.mark.parametrize("where", WHERE)
+@pytest.mark.parametrize("where", places("in the CLI"))
 def test_stop_force_cancels_the_review_then_stops(reviews: WarmReviews, where: str) -> None:
     run, pid = _held(reviews, where)
     server = read_state(reviews.phome)

@@ -708,6 +708,18 @@ def test_an_upgrade_in_place_is_never_served_by_the_old_code(
     assert old_log.exists() and newer_log != old_log  # one log per warm process, kept
 
 
+def test_ci_runs_neither_use_nor_start_a_warm_process(setup: Setup, tmp_path: Path) -> None:
+    # here, where the tests before left our warm process running: `ensure_warm` starts none
+    setup.ensure_warm()
+    warm.stop_warm(setup.phome, setup.here.key)
+    server = read_state(setup.phome)
+    done = setup.review(tmp_path, "--report-dir", "out", CI="true")
+    assert done.returncode == 1, done.stderr
+    assert setup.warm_pid() is None
+    assert setup.state() is None
+    assert read_state(setup.phome) == server  # the server it did not start is kept
+
+
 def _log_path(setup: Setup, install: Install) -> Path:
     state = setup.state(install)
     assert state is not None
@@ -763,17 +775,6 @@ def test_a_socket_it_cannot_listen_on_turns_the_warm_path_off_with_one_note(
     )
     assert without_estimate(quiet.stderr) == "" and quiet.returncode == 1
     assert state is not None and state.noted and setup.warm_pid() is None
-
-
-def test_ci_runs_neither_use_nor_start_a_warm_process(setup: Setup, tmp_path: Path) -> None:
-    setup.ensure_warm()
-    warm.stop_warm(setup.phome, setup.here.key)
-    server = read_state(setup.phome)
-    done = setup.review(tmp_path, "--report-dir", "out", CI="true")
-    assert done.returncode == 1, done.stderr
-    assert setup.warm_pid() is None
-    assert setup.state() is None
-    assert read_state(setup.phome) == server  # the server it did not start is kept
 
 
 def test_a_ci_run_that_started_its_server_stops_it_quietly(setup: Setup, tmp_path: Path) -> None:
