@@ -120,7 +120,8 @@ def review(
         as_is(list(stages.files)),
         as_is(snapshot[0]),
         as_is(dismissed),
-        settings.honours_new_suppressions(ci=bool(request.ci_variables)),
+        as_is(settings),
+        bool(request.ci_variables),
     )
     finalized, unverified = run_verification(stages, finalized, read, config, handle, options)
     localized, unrecorded = _localize(stages, finalized, config, handle, options)

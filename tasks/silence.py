@@ -7,6 +7,7 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from reviewflow.config import ReviewSettings
 from reviewflow.findings.finalize import Finalized
 from reviewflow.findings.models import FileFindings
 from reviewflow.findings.silence import read_suppressions, silence
@@ -36,10 +37,13 @@ def silence_findings(
     files: list[FileFindings],
     snapshot: Snapshot,
     dismissed: Dismissed,
-    honour_new: bool,
+    settings: ReviewSettings,
+    ci: bool,
 ) -> Finalized:
     """`finalized` with suppressed and dismissed findings dropped (`files` give each file's
-    added lines, to tell suppressions the change adds)."""
+    added lines, to tell suppressions the change adds; whether one the change adds silences is
+    the settings', by default not in CI: `ci`)."""
+    honour_new = settings.honours_new_suppressions(ci=ci)
     added = {f.path: f.changed_lines for f in files if f.path is not None}
     paths = [finding.path for finding in finalized.findings]
     found, warnings = read_suppressions(snapshot, added, paths)
