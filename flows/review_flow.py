@@ -20,34 +20,31 @@ from prefect.settings import (
     temporary_settings,
 )
 from prefect.states import Cancelled, Failed, State
-from pydantic import BaseModel, ConfigDict, SkipValidation, model_serializer
 
 from flows.runners import submitted, task_runner_for, threads
-from flows.stages import abandon, finished_result, run_model_stages
+from flows.stages import awaited, cancelled, review_budget, run_model_stages
 from flows.verification import run_verification
 from reviewflow import cancel
 from reviewflow.cancel import EXIT_CODE as CANCELLED_EXIT
 from reviewflow.config import Config, TaskRunner
 from reviewflow.cost.budget import budget_for
+from reviewflow.entry import FrontHalf
 from reviewflow.findings.finalize import Finalized
 from reviewflow.findings.localize import Localized
 from reviewflow.findings.stages import CANCELLED, ModelStages
 from reviewflow.fsutil import private_umask
-from reviewflow.providers.pool import ProviderHandle, ProviderPool, ReviewObserver, pool_for
+from reviewflow.git.models import Change
+from reviewflow.providers.pool import ProviderHandle, ProviderPool, ReviewObserver
 from reviewflow.publish.setup import fallback_summary
 from reviewflow.pullrequest.context import PullRequestContext
 from reviewflow.pullrequest.models import PublishResult
-from reviewflow.report.assemble import review_outcome
 from reviewflow.report.gate import run_reason
 from reviewflow.report.location import review_id
 from reviewflow.report.outcome import ReviewRun
 from reviewflow.request import ReviewRequest
-from reviewflow.review.jobs import snapshot_of
 from reviewflow.review.packs import FileContext
 from reviewflow.review.reader import Snapshot
-from reviewflow.review.symbols import symbol_source
 from reviewflow.sast.models import SastScan
-from reviewflow.select.reviewed import ReviewedFiles
 from reviewflow.select.scope import Scope
 from tasks.caching import as_is, stage_options, unquoted
 from tasks.chunk import chunk_files
@@ -55,7 +52,7 @@ from tasks.estimate import estimate_cost
 from tasks.finalize import finalize_findings
 from tasks.index import index_context
 from tasks.localize import localize_findings
-from tasks.prepare import prepare_review
+from tasks.prepare import Prepared, prepare_review
 from tasks.publish import publish_findings
 from tasks.report import write_review_reports
 from tasks.sast import sast_prescan
@@ -63,7 +60,7 @@ from tasks.silence import load_dismissals, silence_findings
 from tasks.snapshot import identify_snapshot, ship_snapshot
 
 ReviewFlow = Flow[
-    [ReviewRequest, Config, ProviderHandle, dict[str, Any] | None, "Prepared | None"],
+    [ReviewRequest, Config, ProviderHandle, dict[str, Any] | None, Prepared | None],
     "ReviewRun | State[ReviewRun]",
 ]
 
@@ -79,26 +76,6 @@ class ReviewEnded(Exception):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (ReviewEnded, (str(self), self.run))
-
-
-class Prepared(BaseModel):
-    """The front half as the CLI prepared it, handed to the flow in this process.
-
-    Prefect stores a flow run's parameters in its database; this one is stored as its summary
-    (the files kept and left out), never as the change itself, which can be a release branch's
-    thousands of files, nor its context packs (source text). A run started from a deployment
-    has none: its first task prepares. `packs`: the context packs the CLI's estimate counted
-    (None: the index stage makes them)."""
-
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
-
-    scope: SkipValidation[Scope]
-    packs: SkipValidation[dict[str, FileContext]] | None = None
-
-    @model_serializer
-    def summary(self) -> dict[str, Any]:
-        selection = self.scope.selection
-        return {"kept": len(selection.kept), "excluded": len(selection.excluded)}
 
 
 def public_config(config: Config) -> Config:
@@ -121,70 +98,58 @@ def review(
     the CLI's front half, else the `prepare_review` stage reads the change itself."""
     cancel.reclaim_sigterm()  # a CLI's SIGTERM cancels as Ctrl-C does (not a crash)
     started = datetime.now(UTC)
-    handed = None if prepared is None else prepared.scope
-    scope = prepare_review(as_is(request), as_is(config.review), as_is(handed))
-    change = scope.change
-    named = name_run(review_id(started, change.diff_sha256[:8]))  # as its report names it
-    dismissed = load_dismissals(scope.change.repo_root, scope.trusted_ref, request.home)
-    if request.pull_request is not None:  # nor does a carried finding dismissed in the file
-        context = request.pull_request.with_dismissed(dismissed.reasons())
-        request = request.model_copy(update={"pull_request": context})
-    sast = _prescan(scope, config, request) if config.review.sast else None
-    packs = _packs(scope, config, request.home, None if prepared is None else prepared.packs)
-    language = config.output.language
-    jobs = chunk_files(as_is(scope), as_is(config.review), language, as_is(sast), as_is(packs))
-    options = stage_options(request.home, request.no_cache, config.review.shared_store)
-    snapshot = (snapshot_of(scope), identify_snapshot(as_is(change)))
+    prepared = prepare_review(as_is(request), as_is(config.review), as_is(prepared))
+    scope, settings = prepared.scope, config.review
+    named = name_run(review_id_of(started, scope.change))  # as its report names it
+    dismissed, request = load_dismissals(as_is(request), as_is(scope))
+    snapshot = identify_snapshot(as_is(scope))
+    sast = _prescan(scope, config, request) if settings.sast else None
+    packs = _packs(scope, snapshot[0], config, request.home, prepared.packs)
+    jobs = chunk_files(
+        as_is(scope), as_is(settings), config.output.language, as_is(sast), as_is(packs)
+    )
+    options = stage_options(request.home, request.no_cache, settings.shared_store)
     if estimate is None:
         estimate = estimate_cost(as_is(jobs), as_is(snapshot[0]), as_is(config))
-    budget = pool_for(handle).budget  # now: a cancel closes the pool
-    read = _shipped(snapshot, config.review.shared_store)  # what the tools of the stages read
-    stages = run_model_stages(
-        jobs,
-        *read,
-        ReviewedFiles.of([item.file for item in scope.selection.kept]),
-        config,
-        handle,
-        options,
-        symbol_source(change, config.review, request.home),  # None with review.context off
-    )
-    finalized = finalize_findings(as_is(list(stages.files)), as_is(config.review))
+    budget = review_budget(handle)  # now: a cancel closes the pool
+    read = _shipped(snapshot, settings.shared_store)  # what the tools of the stages read
+    stages = run_model_stages(jobs, read, scope, config, handle, options, request.home)
+    finalized = finalize_findings(as_is(list(stages.files)), as_is(settings))
     finalized = silence_findings(
         as_is(finalized),
         as_is(list(stages.files)),
         as_is(snapshot[0]),
         as_is(dismissed),
-        config.review.honours_new_suppressions(ci=bool(request.ci_variables)),
+        as_is(settings),
+        bool(request.ci_variables),
     )
     finalized, unverified = run_verification(stages, finalized, read, config, handle, options)
     localized, unrecorded = _localize(stages, finalized, config, handle, options)
-    unrecorded += unverified
-    outcome = review_outcome(
-        request,
-        config,
-        change,
-        scope,
-        (stages, finalized, localized),
+    run = write_review_reports(
+        as_is(request),
+        as_is(config),
+        as_is(scope),
+        as_is((stages, finalized, localized)),
         started,
-        unrecorded,
-        sast=sast,
-        estimate=estimate,
-        budget=budget.state() if budget is not None else None,
+        unrecorded + unverified,
+        as_is((sast, estimate, budget)),
     )
-    final, written, failure = write_review_reports(
-        as_is(outcome), as_is(config.output), request.home
-    )
-    run = ReviewRun(outcome=final, written=written, report_error=failure)
-    if final.review_id != named:  # its reports' folder took another ID (one was taken)
-        name_run(final.review_id)
+    name_run(run.outcome.review_id, unless=named)  # its reports' folder took another ID
     if request.pull_request is not None:
         run = _publish(run, request.pull_request)
     return ended(run, config)
 
 
-def name_run(name: str) -> str:
-    """Name this flow run `name` (the review's ID) in the Prefect API."""
+def review_id_of(started: datetime, change: Change) -> str:
+    """The review's ID, as its report names it: its start and its diff's hash."""
+    return review_id(started, change.diff_sha256[:8])
+
+
+def name_run(name: str, unless: str | None = None) -> str:
+    """Name this flow run `name` (the review's ID) in the Prefect API, unless it is so named."""
     run_id = flow_run.get_id()
+    if name == unless:
+        return name
     if run_id is not None:
         with get_client(sync_client=True) as client:
             client.update_flow_run(UUID(run_id), name=name)
@@ -212,13 +177,16 @@ def _shipped(snapshot: tuple[Snapshot, str], store: str | None) -> tuple[Snapsho
 
 
 def _packs(
-    scope: Scope, config: Config, home: str, handed: dict[str, FileContext] | None
+    scope: Scope,
+    snapshot: Snapshot,
+    config: Config,
+    home: str,
+    handed: dict[str, FileContext] | None,
 ) -> dict[str, FileContext] | None:
     """Every kept file's context pack (the index stage: `handed`, the CLI's, else its own), or
     None with `review.context` off."""
     if not config.review.context:
         return None
-    snapshot = snapshot_of(scope)
     return index_context(as_is(scope), as_is(snapshot), as_is(config.review), home, as_is(handed))
 
 
@@ -252,19 +220,18 @@ def _localize(
     options: dict[str, Any],
 ) -> tuple[Localized, int]:
     """The findings in the output language (none asked for after Ctrl-C: no new requests),
-    and the requests sent that no record holds (after Ctrl-C here)."""
-    if stages.cancelled or cancel.requested():
+    and the requests sent that no record holds (after Ctrl-C here: the findings are kept as
+    they are, the request in flight abandoned)."""
+    if cancelled(stages):
         return Localized(findings=finalized.findings), 0
     task = localize_findings.with_options(**options)
     wrap, language = submitted(config), config.output.language
-    try:
-        submitted_task = task.submit(wrap(list(finalized.findings)), language, wrap(handle))
-        with cancel.interruptible():
-            submitted_task.wait()
-        return finished_result(submitted_task), 0
-    except KeyboardInterrupt:  # keep the findings as they are; the request in flight is abandoned
-        cancelled = Localized(findings=finalized.findings, complete=False, warnings=(CANCELLED,))
-        return cancelled, abandon(handle, (*stages.records, *finalized.records))
+    return awaited(
+        lambda: task.submit(wrap(list(finalized.findings)), language, wrap(handle)),
+        handle,
+        (*stages.records, *finalized.records),
+        lambda: Localized(findings=finalized.findings, complete=False, warnings=(CANCELLED,)),
+    )
 
 
 def review_flow(config: Config) -> ReviewFlow:
@@ -294,27 +261,26 @@ def run_review(
     config: Config,
     *,
     progress: ReviewObserver | None = None,
-    estimate: dict[str, Any] | None = None,
-    scope: Scope | None = None,
-    packs: dict[str, FileContext] | None = None,
+    front: FrontHalf | None = None,
 ) -> ReviewRun:
     """Run the review flow in this process, its key in a provider pool of this process (never a
-    parameter); `progress` is told of requests and finished files, `estimate`, `scope` and
-    `packs` are the review's estimate, front half and context packs as the CLI made them (the
-    flow then makes none of them).
+    parameter); `progress` is told of requests and finished files; `front` is the review's
+    front half as a CLI prepared it (`reviewflow.entry.prepare`: the flow is handed its scope,
+    estimate and context packs, and makes none of them).
     A run that ended Cancelled or Failed (exit 130 or 2) returns its review all the same.
     What the run writes (cached answers, reports' folders) is the user's alone. The review's
     budget (`review.max_tokens`, `review.max_cost`) is held by its pool: every request of the
     review, from whichever of its threads, draws on it."""
     budget = budget_for(config)  # ConfigError for one that cannot hold, before the flow starts
     flow_ = review_flow(config)
+    estimate = None if front is None else front.estimate
+    prepared = None if front is None else Prepared(scope=front.scope, packs=front.packs)
     with (
         private_umask(),
         ProviderPool.from_config(config, observer=progress, budget=budget) as pool,
     ):
         try:
             with cancel.deferred():  # the flow takes a cancel where it waits for its stages
-                prepared = None if scope is None else Prepared(scope=scope, packs=packs)
                 state = flow_(
                     request,
                     public_config(config),

@@ -1,6 +1,10 @@
 """The model stages of a review, wired per file: plan -> tool loop per chunk -> relocate ->
 review filter. Each file's chain moves on its own: one file's tool loop starts as soon as its own
-plan is done and its relocation as soon as its own chunks are, whatever the other files do."""
+plan is done and its relocation as soon as its own chunks are, whatever the other files do.
+
+Also the one place the flow takes a cancel after its model stages (`cancelled`, `awaited`):
+a stage after them asks for nothing once the review is cancelled, and one in flight is
+abandoned with what was done kept."""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ import asyncio
 import concurrent.futures
 import queue
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from prefect.futures import PrefectFuture
 
@@ -18,6 +22,7 @@ from reviewflow.config import Config
 from reviewflow.findings.models import FileFindings
 from reviewflow.findings.normalize import normalize_path
 from reviewflow.findings.stages import ModelStages, summarize
+from reviewflow.providers.budget import Budget
 from reviewflow.providers.pool import ProviderHandle, pool_for
 from reviewflow.review.jobs import FileJob
 from reviewflow.review.reader import Snapshot
@@ -28,31 +33,37 @@ from reviewflow.review.records import (
     mark_reused,
     total_usage,
 )
-from reviewflow.review.symbols import SymbolSource
+from reviewflow.review.symbols import symbol_source
 from reviewflow.select.reviewed import ReviewedFiles
+from reviewflow.select.scope import Scope
 from tasks.loop import tool_loop
 from tasks.plan import plan
 from tasks.relocate import relocate
 from tasks.review_filter import review_filter
 
+T = TypeVar("T")
+
 
 def run_model_stages(
     jobs: Sequence[FileJob],
-    snapshot: Snapshot,
-    snapshot_id: str,
-    reviewed: ReviewedFiles,
+    read: tuple[Snapshot, str],
+    scope: Scope,
     config: Config,
     handle: ProviderHandle,
     options: dict[str, Any],
-    symbols: SymbolSource | None = None,
+    home: str,
 ) -> ModelStages:
-    """Run every file's chain, each stage's task with `options` (result storage, refresh);
-    the tool loops' symbol tools read the index `symbols` names (None: not offered).
+    """Run every file's chain on the snapshot `read` (and its identity), each stage's task with
+    `options` (result storage, refresh); the tool loops' symbol tools read the code index of
+    the change (with `review.context`; none offered without).
 
     A stage is submitted once its own inputs are done, so no worker of the task runner ever
     sits waiting for an upstream future (with `max_workers` = `review.concurrency`, waiting
     tasks would otherwise starve the ones that could run)."""
     wrap, observer = submitted(config), pool_for(handle).observer
+    snapshot, snapshot_id = read
+    reviewed = ReviewedFiles.of([item.file for item in scope.selection.kept])
+    symbols = symbol_source(scope.change, config.review, home)  # None with review.context off
     # Built once per review, not per submission: a task's options rebuild it (~5 ms each).
     planning, looping = plan.with_options(**options), tool_loop.with_options(**options)
     relocating, filtering = relocate.with_options(**options), review_filter.with_options(**options)
@@ -86,6 +97,35 @@ def run_model_stages(
         stages = summarize(chains.plans, chains.chunks, chains.files)
         return stages.cancel(abandon(handle, stages.records))
     return summarize(chains.plans, chains.chunks, chains.files)
+
+
+def review_budget(handle: ProviderHandle) -> Budget | None:
+    """The review's budget (its pool's), taken before the stages: a cancel closes the pool."""
+    return pool_for(handle).budget
+
+
+def cancelled(stages: ModelStages) -> bool:
+    """Whether the review was cancelled, in its model stages or since: a stage after them then
+    asks for nothing (no new request after Ctrl-C)."""
+    return stages.cancelled or cancel.requested()
+
+
+def awaited(
+    submit: Callable[[], PrefectFuture[T]],
+    handle: ProviderHandle,
+    records: Sequence[RequestRecord],
+    kept: Callable[[], T],
+) -> tuple[T, int]:
+    """The result of the stage `submit` starts, waited for where a cancel is raised, and 0; on
+    a cancel, what `kept` keeps instead and the requests sent that no record (of `records`)
+    holds: the stage's request in flight is abandoned (`abandon`)."""
+    try:
+        future = submit()
+        with cancel.interruptible():
+            future.wait()
+        return finished_result(future), 0
+    except KeyboardInterrupt:
+        return kept(), abandon(handle, records)
 
 
 def named_in(chunks: Sequence[ChunkResult], reviewed: ReviewedFiles) -> set[str]:

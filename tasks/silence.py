@@ -7,19 +7,28 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from reviewflow.config import ReviewSettings
 from reviewflow.findings.finalize import Finalized
 from reviewflow.findings.models import FileFindings
 from reviewflow.findings.silence import read_suppressions, silence
+from reviewflow.request import ReviewRequest
 from reviewflow.review.reader import Snapshot
 from reviewflow.rules.dismissals import Dismissed, load_dismissed
+from reviewflow.select.scope import Scope
 
 
 @task(name="load_dismissed", cache_policy=NO_CACHE, retries=0)  # a file or two: no cache
-def load_dismissals(repo_root: Path, trusted_ref: str | None, home: str) -> Dismissed:
+def load_dismissals(request: ReviewRequest, scope: Scope) -> tuple[Dismissed, ReviewRequest]:
     """The dismissed fingerprints: the repository's file (at the trusted ref when there is one)
     and the home's list for this repository. Read before any model request: a bad file fails
-    the review at once."""
-    return load_dismissed(repo_root, trusted_ref, Path(home))
+    the review at once. With them, the request whose pull request counts them as dismissed
+    (a finding carried from an earlier run and dismissed in the file is not reported again)."""
+    root, trusted = scope.change.repo_root, scope.trusted_ref
+    dismissed = load_dismissed(root, trusted, Path(request.home))
+    if request.pull_request is not None:
+        context = request.pull_request.with_dismissed(dismissed.reasons())
+        request = request.model_copy(update={"pull_request": context})
+    return dismissed, request
 
 
 @task(name="silence", cache_policy=NO_CACHE, retries=0)  # deterministic and cheap: no cache
@@ -28,10 +37,13 @@ def silence_findings(
     files: list[FileFindings],
     snapshot: Snapshot,
     dismissed: Dismissed,
-    honour_new: bool,
+    settings: ReviewSettings,
+    ci: bool,
 ) -> Finalized:
     """`finalized` with suppressed and dismissed findings dropped (`files` give each file's
-    added lines, to tell suppressions the change adds)."""
+    added lines, to tell suppressions the change adds; whether one the change adds silences is
+    the settings', by default not in CI: `ci`)."""
+    honour_new = settings.honours_new_suppressions(ci=ci)
     added = {f.path: f.changed_lines for f in files if f.path is not None}
     paths = [finding.path for finding in finalized.findings]
     found, warnings = read_suppressions(snapshot, added, paths)

@@ -9,14 +9,17 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from reviewflow.git.identity import snapshot_identity
-from reviewflow.git.models import Change
+from reviewflow.review.jobs import snapshot_of
 from reviewflow.review.reader import Snapshot, ship
+from reviewflow.select.scope import Scope
 
 
 @task(name="identify_snapshot", cache_policy=NO_CACHE, retries=0)
-def identify_snapshot(change: Change) -> str:
-    """One hash of every file the tools can read (part of the model stages' cache keys)."""
-    return snapshot_identity(change.repo_root, change.snapshot_ref)
+def identify_snapshot(scope: Scope) -> tuple[Snapshot, str]:
+    """What the tools read (the change's new side) and one hash of every file in it (part of
+    the model stages' cache keys)."""
+    change = scope.change
+    return snapshot_of(scope), snapshot_identity(change.repo_root, change.snapshot_ref)
 
 
 @task(name="ship_snapshot", cache_policy=NO_CACHE, retries=0)  # written once per tree anyway

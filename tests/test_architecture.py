@@ -36,7 +36,7 @@ LAYERS = (
     ("reviewflow",),
 )
 DOMAIN = (
-    ("reviewflow.publish",),
+    ("reviewflow.entry", "reviewflow.publish"),  # entry: a client's front half and end
     ("reviewflow.report",),
     ("reviewflow.cost",),
     ("reviewflow.findings",),

@@ -1,55 +1,49 @@
 """`reviewflow review`: a preview, or a review run here or handed to the warm process.
 
-Prefect is imported only when a real review starts, with the environment `PrefectEnvironment`
-gives it, and the review flow runs on the Prefect API `flows.local.api` finds or starts.
+A client of the review: its front half and a cancelled review's end are `reviewflow.entry`'s,
+the review is the flow's (`flows.review_flow.run_review`), and this module prints. Prefect is
+imported only when a real review starts, with the environment `PrefectEnvironment` gives it,
+and the review flow runs on the Prefect API `flows.local.api` finds or starts.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sys
-import tempfile
-from collections.abc import Iterator, Mapping
-from contextlib import nullcontext
-from datetime import UTC, datetime
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flows.cli.failures import log_to_file
+from flows.cli.indexing import indexing_progress
 from flows.local.api import ApiTarget, EarlyStart, ensure_api, run_with_server
 from flows.local.reviews import ReviewRecord, managed_home
 from flows.local.settings import PrefectEnvironment
 from flows.local.startup import startup_gc
 from flows.local.warm.child import ForkedReview
 from flows.local.warm.launch import start_warm
-from reviewflow import cancel
+from reviewflow import cancel, entry
 from reviewflow.cancel import EXIT_CODE
+from reviewflow.ci import ci_variables
 from reviewflow.config import (
     KEY_ENV_VARS,
     Config,
-    ConsoleMode,
-    OutputSettings,
     TaskRunner,
     home_dir,
     load_config,
     protocol_spec,
     report_off,
 )
-from reviewflow.errors import ConfigError, OutputError
-from reviewflow.fsutil import check_output, private_umask, write_output
-from reviewflow.git.repo import read_stdin
+from reviewflow.errors import OutputError
+from reviewflow.fsutil import private_umask, write_output
 from reviewflow.publish.platforms import TOKEN_ENV_VARS
 from reviewflow.report.wording import counted
 from reviewflow.request import ReviewRequest
 
 if TYPE_CHECKING:
     from reviewflow.report.outcome import ReviewRun
-    from reviewflow.review.packs import FileContext
-    from reviewflow.sast.early import EarlyScan
-    from reviewflow.select.scope import Scope
 
 WARM_PROGRAM = "flows.cli.warm"  # the warm process's program (`start_warm`)
 
@@ -109,8 +103,6 @@ def flag_overrides(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
 
 
 def request_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> ReviewRequest:
-    from reviewflow.ci import ci_variables
-
     return ReviewRequest.from_flags(
         str(Path(args.repo).resolve()),
         commit=args.commit,
@@ -161,29 +153,18 @@ def _review(
     early: EarlyStart | None,
     warm_ok: bool,
 ) -> int:
-    """The review itself: its inputs checked, then the flow on the Prefect API it finds (the
-    managed server `early` started, if the entry point did)."""
-    from reviewflow.config.placement import check_placement
-    from reviewflow.cost.budget import check_budget
-    from reviewflow.providers.factory import check_settings
-    from reviewflow.select.scope import prepare
-
-    check_settings(config.model)  # a placeholder model or a missing key fails before Prefect
-    check_budget(config)  # `--max-cost` without a known price, a budget on Dask
-    check_outputs(config.output, home_dir(env))
-    with stdin_saved(request) as effective:
-        # Bad input (repository, refs, diff, rules, trust) fails here with one line, before
-        # Prefect starts its API; the flow is handed this front half and does not repeat it.
-        scope = prepare(effective, config.review)
-        check_placement(config.review, scope.change.repo_root)  # Dask's scheduler, the store
-        sast_scan = early_scan(config, scope, effective)  # runs while the review starts
-        if sast_scan is not None:
-            effective = effective.model_copy(update={"sast_prescanned": True})
-        estimate, packs = print_estimate(scope, config, sast_scan, effective.home)
-        started = datetime.now(UTC)  # the review has started: a cancel from here on is reported
-        try:
+    """The review itself: its front half prepared (`reviewflow.entry`: bad input fails here with
+    one line, before Prefect starts its API), then the flow on the Prefect API it finds (the
+    managed server `early` started, if the entry point did), handed that front half."""
+    entry.check_review(config, home_dir(env))
+    with entry.stdin_saved(request, sys.stdin) as saved:
+        shown = indexing_progress(sys.stderr, config.output.progress)
+        front = entry.prepare(saved, config, shown)
+        if front.line is not None:
+            sys.stderr.write(f"reviewflow: {front.line}\n")
+        try:  # the review has started: a cancel from here on is reported
             with (
-                sast_scan or nullcontext(),
+                front,
                 # recorded before the server's lock is taken: `server stop` sees it from then on
                 ReviewRecord(managed_home(Path(request.home), env), request.repo) as record,
                 local_api(args, config, request, env, early) as target,
@@ -191,9 +172,7 @@ def _review(
                 if forked is not None:  # Prefect was imported before this review's environment
                     forked.adopt_settings()
                 log_to_file("prefect", log)
-                run = run_with_server(
-                    target, lambda: _run_here(effective, config, scope, env, (estimate, packs))
-                )
+                run = run_with_server(target, lambda: _run_here(front, config, env))
                 cancel.finish()  # reported: a signal from now on no longer cancels it
                 record.close()  # done with the server: `server stop` no longer waits for it
                 try:  # the console report first: what follows may wait, and a cancel's
@@ -202,84 +181,26 @@ def _review(
                     if warm_ok and forked is None and target.state and not cancel.requested():
                         start_warm(Path(request.home), os.environ, target.state, WARM_PROGRAM)
         except KeyboardInterrupt:  # before the flow took it (a server's start, Prefect's import)
-            return _print_outcome(cancelled_run(effective, config, scope, started), config, env)
+            return _print_outcome(entry.cancelled_run(front, config), config, env)
         except Exception as exc:  # a cancel a library wrapped in its own error (cancel.caused)
             if not cancel.caused(exc):
                 raise
-            return _print_outcome(cancelled_run(effective, config, scope, started), config, env)
+            return _print_outcome(entry.cancelled_run(front, config), config, env)
 
 
-def early_scan(config: Config, scope: Scope, request: ReviewRequest) -> EarlyScan | None:
-    """`--sast`: the pre-scan started now, in a thread (semgrep missing or bad rules fail here,
-    before Prefect starts; another semgrep version fails the flow's stage, before any model)."""
-    if not config.review.sast:
-        return None
-    from reviewflow.sast.early import EarlyScan
-
-    return EarlyScan(scope, config.review, request.home, request.no_cache)
-
-
-def print_estimate(
-    scope: Scope, config: Config, sast_scan: EarlyScan | None, home: str
-) -> tuple[dict[str, Any] | None, dict[str, FileContext] | None]:
-    """The review's expected cost, one line on stderr, before its first request; not with
-    `--console off`, which keeps stderr to the one line of an exit 2. The estimate and the
-    context packs it counted, for the flow (None: the flow makes them). With `--sast` it counts
-    the scan's hints, as the report's does (one function): the early scan is waited for; a scan
-    that failed gives no estimate, and the flow's stage fails the review before any request."""
-    if config.output.console is ConsoleMode.OFF:
-        return None, None
-    from flows.cli.indexing import indexing_progress
-    from reviewflow.cost.review import scope_estimate
-    from reviewflow.cost.text import estimate_line
-    from reviewflow.review.jobs import snapshot_of
-    from reviewflow.review.packs import context_packs
-
-    scan = sast_scan.result() if sast_scan is not None else None
-    shown = indexing_progress(sys.stderr, config.output.progress)
-    packs = context_packs(scope, snapshot_of(scope), config.review, home, shown)
-    estimate = scope_estimate(scope, config, scan, home=home, packs=packs)
-    sys.stderr.write(f"reviewflow: {estimate_line(estimate)}\n")
-    return (None if sast_scan is not None and scan is None else estimate), packs
-
-
-def cancelled_run(
-    request: ReviewRequest, config: Config, scope: Scope, started: datetime
-) -> ReviewRun:
-    """A review cancelled before its model stages ran: its reports, written here (no Prefect)."""
-    from reviewflow.report.assemble import cancelled_before
-    from reviewflow.report.outcome import ReviewRun
-    from reviewflow.report.writers import write_review_files
-
-    outcome = cancelled_before(request, config, scope, started)
-    final, written, failure, _ = write_review_files(outcome, config.output, Path(request.home))
-    return ReviewRun(outcome=final, written=written, report_error=failure)
-
-
-def _run_here(
-    request: ReviewRequest,
-    config: Config,
-    scope: Scope,
-    env: Mapping[str, str],
-    estimated: tuple[dict[str, Any] | None, dict[str, FileContext] | None],
-) -> ReviewRun:
-    """The review flow in this process, with live progress on stderr (sized by `scope`), handed
-    the estimate and the context packs the CLI made for it."""
+def _run_here(front: entry.FrontHalf, config: Config, env: Mapping[str, str]) -> ReviewRun:
+    """The review flow in this process, with live progress on stderr, handed the front half
+    (the flow's module imports Prefect: only now, once `local_api` set its environment)."""
     from flows.review_flow import heartbeat_off, run_review
-    from reviewflow.cost.prices import price_of
-    from reviewflow.report.progress import ProgressDisplay
 
-    files, price = len(scope.selection.kept), price_of(config.model)
-    display = ProgressDisplay(sys.stderr, env, files, enabled=config.output.progress, price=price)
+    display = entry.live_progress(front, config, sys.stderr, env)
     with display as progress, heartbeat_off():
-        estimate, packs = estimated
-        return run_review(
-            request, config, progress=progress, estimate=estimate, scope=scope, packs=packs
-        )
+        return run_review(front.request, config, progress=progress, front=front)
 
 
 def _print_outcome(run: ReviewRun, config: Config, env: Mapping[str, str]) -> int:
-    """The console report (on stderr when a report file goes to stdout), then the exit code."""
+    """The console report (on stderr when a report file goes to stdout), then the exit code
+    (the console's module imports rich: only once a review has run)."""
     from reviewflow.report.console import make_console, print_console
     from reviewflow.report.gate import incomplete_line
 
@@ -365,55 +286,11 @@ def local_api(
     )
 
 
-def check_outputs(output: OutputSettings, home: Path) -> None:
-    """Report paths that cannot be written fail now, not after the model has been paid."""
-    if len(output.to_stdout) > 1:
-        both = " and ".join(output.to_stdout)
-        raise ConfigError(f"the {both} reports go to stdout ('-'): at most one report can")
-    directory = Path(output.report_dir).expanduser() if output.report_dir else home / "reports"
-    check_output(directory, directory=True)
-    for setting in output.reports.values():
-        if setting and Path(setting).expanduser().is_absolute():  # relative: the review's own dir
-            check_output(setting)
-
-
-@contextlib.contextmanager
-def stdin_saved(request: ReviewRequest) -> Iterator[ReviewRequest]:
-    """A diff on stdin, saved to a private temporary file that the flow's tasks can read."""
-    if request.diff_source != "-":
-        yield request
-        return
-    data = read_stdin(sys.stdin)  # one line and exit 2 when stdin is closed or unreadable
-    with tempfile.TemporaryDirectory(prefix="reviewflow-diff-") as tmpdir:
-        path = Path(tmpdir) / "stdin.diff"
-        path.write_bytes(data)
-        yield request.model_copy(update={"stdin_copy": str(path)})
-
-
-def run_preview(
-    request: ReviewRequest,
-    config: Config,
-    json_path: str | None,
-) -> int:
+def run_preview(request: ReviewRequest, config: Config, json_path: str | None) -> int:
     """Diff, filter, rules and the cost estimate only: no provider, no Prefect."""
-    from flows.cli.indexing import indexing_progress
-    from reviewflow.cost.budget import check_budget
-    from reviewflow.cost.review import scope_estimate
-    from reviewflow.report.preview import preview_document, render_preview
-    from reviewflow.select.scope import prepare
-
-    check_budget(config)  # `--max-cost` without a known price: one line, exit 2
-
-    scope = prepare(request, config.review)  # `--diff -`: reads stdin
-    sast = None
-    if config.review.sast:
-        from reviewflow.sast.scan import prescan
-
-        sast = prescan(scope, config.review, request.home, request.no_cache, verify_version=True)
     shown = indexing_progress(sys.stderr, config.output.progress)
-    estimate = scope_estimate(scope, config, sast, home=request.home, progress=shown)
-    doc = preview_document(scope, request, sast, estimate)
+    doc, text = entry.preview(request, config, shown)
     if json_path and not report_off(json_path):
         write_output(json_path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
-    (sys.stderr if json_path == "-" else sys.stdout).write(render_preview(doc))  # stdout: JSON
+    (sys.stderr if json_path == "-" else sys.stdout).write(text)  # stdout: the JSON
     return 0
