@@ -32,6 +32,7 @@ from reviewflow.config.platforms import (
 )
 from reviewflow.config.protocols import BUILTIN, find_protocol, protocol_spec
 from reviewflow.models import Severity
+from reviewflow.platforms import builtin, find_platform
 
 PLACEHOLDER_MODEL = "configured-model"
 ENV_PREFIX = "REVIEWFLOW_MODEL_"
@@ -437,27 +438,21 @@ class PrefectSettings(_Section):
     warm_process: bool = True  # hand local reviews to a pre-imported process (`--no-warm`: off)
 
 
-class PublishTarget(StrEnum):
-    OFF = "off"
-    AUTO = "auto"  # the platform whose CI this is (spec order in reviewflow/publish/platforms.py)
-    GITHUB = "github"
-    GITLAB = "gitlab"
-    BITBUCKET = "bitbucket"  # Bitbucket Cloud, or Data Center by its API URL
-    GITEA = "gitea"  # Forgejo too
-    AZURE_DEVOPS = "azure"  # Azure DevOps Repos pull requests (not model.platform azure)
-
-
 class PublishSettings(_Section):
     """Where findings are published (`--publish`): the request, and which token to use.
 
-    Tokens never live here: they come from the environment (`GITHUB_TOKEN`,
-    `REVIEWFLOW_GITHUB_TOKEN`, `GITLAB_TOKEN`, `REVIEWFLOW_GITLAB_TOKEN`, `BITBUCKET_TOKEN`,
-    `REVIEWFLOW_BITBUCKET_TOKEN`, `GITEA_TOKEN`, `REVIEWFLOW_GITEA_TOKEN`, Azure DevOps'
-    `REVIEWFLOW_AZURE_DEVOPS_TOKEN`, `AZURE_DEVOPS_EXT_PAT`, `SYSTEM_ACCESSTOKEN`) or, for
-    deployments, from the Prefect Secret block `token_block` names.
+    `target` is off, auto (the platform whose CI this is) or a platform of the registry
+    (`reviewflow.platforms`: built in, or an installed plugin's). Tokens never live here: they
+    come from the environment (each platform's spec names its variables) or, for deployments,
+    from the Prefect Secret block `token_block` names.
     """
 
-    target: PublishTarget = PublishTarget.OFF
+    target: str = Field(
+        "off",
+        description="off, auto (the platform of this CI, if any), or a platform: "
+        + ", ".join(builtin())
+        + ", or one an installed plugin registers in the entry point group reviewflow.platforms",
+    )
     repo: str | None = Field(
         None,
         pattern=r"^~?[\w.-]+( [\w.-]+)*(/[\w.-]+( [\w.-]+)*)+$|^[0-9]+$",
@@ -470,6 +465,13 @@ class PublishSettings(_Section):
         pattern=r"^[a-z0-9][a-z0-9-]*$",
         description="the name of a Prefect Secret block, e.g. reviewflow-github-token",
     )
+
+    @field_validator("target")
+    @classmethod
+    def _known_target(cls, value: str) -> str:
+        if value not in ("off", "auto") and find_platform(value) is None:
+            raise ValueError(f"unknown platform {value!r}")
+        return value
 
     @field_validator("api_url")
     @classmethod

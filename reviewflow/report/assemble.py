@@ -183,7 +183,7 @@ def pull_request_report(
         return None
     reported = {f.fingerprint for f in findings}
     return PullRequestReport(
-        platform=context.ref.platform.value,
+        platform=context.ref.platform,
         repository=context.ref.repo,
         number=context.ref.number,
         url=context.info.web_url,
