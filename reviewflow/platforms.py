@@ -145,8 +145,8 @@ def platforms() -> dict[str, PlatformSpec]:
 
 
 def platform_names() -> tuple[str, ...]:
-    """Every platform that can be published to, by name."""
-    return tuple(sorted((*builtin(), *_plugins())))
+    """Every platform that can be published to: the built-in ones, then the plugins', by name."""
+    return (*sorted(builtin()), *sorted(_plugins()))
 
 
 def find_platform(name: str) -> PlatformSpec | None:
