@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -111,10 +112,18 @@ def builtin() -> Mapping[str, PlatformSpec]:
     return found
 
 
+@cache
+def _installed(path: tuple[str, ...]) -> tuple[EntryPoint, ...]:
+    """The group's entry points on import path `path`: read once a process (reading every
+    installed distribution's metadata costs milliseconds, and the trust model asks at every
+    start), again only when the path changes."""
+    return tuple(entry_points(group=ENTRY_POINT_GROUP))
+
+
 def _plugins() -> dict[str, EntryPoint]:
     """The installed plugins' entry points by platform name (none loaded; built-ins win)."""
     known = builtin()
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name not in known}
+    return {ep.name: ep for ep in _installed(tuple(sys.path)) if ep.name not in known}
 
 
 def _load_plugin(name: str, entry: EntryPoint) -> PlatformSpec:
@@ -171,11 +180,12 @@ def token_variables() -> tuple[str, ...]:
     return tuple(name for spec in platforms().values() for name in spec.token_env)
 
 
-def ci_variables() -> tuple[str, ...]:
-    """Every platform's CI variables, each once, built-ins first. A plugin that cannot be
-    loaded adds none here (the trust model asks at every start; configuring it fails plainly)."""
+def ci_variables(*, plugins: bool = True) -> tuple[str, ...]:
+    """Every platform's CI variables, each once, built-ins first (without `plugins`, the
+    built-ins' alone: no installed package's metadata read). A plugin that cannot be loaded
+    adds none here (the trust model asks at every start; configuring it fails plainly)."""
     specs = list(builtin().values())
-    for name, entry in sorted(_plugins().items()):
+    for name, entry in sorted(_plugins().items()) if plugins else ():
         try:
             specs.append(_load_plugin(name, entry))
         except PlatformPluginError:
