@@ -172,6 +172,7 @@ def platforms_page() -> str:
     out = [
         HEADER,
         "# Platforms\n",
+        "## Publishing platforms\n",
         "The code review platforms `--publish` (`publish.target`) takes, from the platform "
         "registry (`reviewflow.platforms`): each is a package of `reviewflow/publish/`, and an "
         "installed package adds one through the entry point group `reviewflow.platforms` "
@@ -185,7 +186,28 @@ def platforms_page() -> str:
         if name in builtin():
             tokens, ci = _names(spec.token_env), _names(spec.ci_variables)
             out.append(f"| `{name}` | {spec.title} | {tokens} | {ci} | {spec.full_history} |")
-    return "\n".join(out) + "\n"
+    return "\n".join([*out, *_model_platforms()]) + "\n"
+
+
+def _model_platforms() -> list[str]:
+    from reviewflow.config.platforms import BUILTIN
+
+    out = [
+        "\n## Model platforms\n",
+        "Where the model is served (`model.platform`), from the model platform registry "
+        "(`reviewflow.config.platforms`); an installed package adds one through the entry point "
+        "group `reviewflow.model_platforms`. A protocol runs on a platform that carries its "
+        "transport: its own name, or the built-in wire a plugin protocol speaks "
+        "([Adding a protocol](../models.md#adding-a-protocol)). See [Models](../models.md).\n",
+        "| `model.platform` | where | protocols (the first implied) | key | settings from |",
+        "|---|---|---|---|---|",
+    ]
+    for name, spec in BUILTIN.items():
+        carried = _names(spec.transports) if spec.transports else "every protocol"
+        env = "; ".join(f"`model.{k}`: {_names(v)}" for k, v in spec.env.items()) or "none"
+        key = _names(spec.key_env) if spec.transports else "the protocol's"
+        out.append(f"| `{name}` | {spec.title} | {carried} | {key} | {env} |")
+    return out
 
 
 def pages() -> dict[Path, str]:

@@ -40,7 +40,10 @@ class ProtocolSpec:
     request needs a key only at `default_endpoint` (local servers of the protocol take none).
     `warm` are modules the warm process imports before a review of this protocol (a module a
     newer SDK no longer has is skipped). `hints` replace `config test`'s hint for an outcome
-    (`key_rejected`, `unknown_model`, ...).
+    (`key_rejected`, `unknown_model`, ...). `transport` is the wire it speaks, for the cloud
+    model platforms (`reviewflow.config.platforms`): unset, its own name; a plugin speaking a
+    built-in protocol's wire through that protocol's adapter names it (`openai`) and runs on
+    every platform that carries it.
     """
 
     name: str
@@ -50,6 +53,12 @@ class ProtocolSpec:
     key_at_default_endpoint_only: bool = False
     warm: tuple[str, ...] = ()
     hints: Mapping[str, str] = field(default_factory=dict)
+    transport: str = ""
+
+    @property
+    def wire(self) -> str:
+        """The transport a cloud platform must carry to serve this protocol."""
+        return self.transport or self.name
 
     def __post_init__(self) -> None:
         if not _NAME.fullmatch(self.name):

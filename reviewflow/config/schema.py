@@ -24,8 +24,8 @@ from pydantic import (
 from reviewflow.config.language import is_known_tag
 from reviewflow.config.platforms import (
     AZURE_API_VERSION,
-    PLATFORM_KEY_ENV,
     Platform,
+    builtin_key_variables,
     check_platform_protocol,
     platform_endpoint,
     with_implied_protocol,
@@ -40,7 +40,7 @@ ENV_PREFIX = "REVIEWFLOW_MODEL_"
 KEY_ENV_VARS = (
     ENV_PREFIX + "API_KEY",
     *(name for spec in BUILTIN.values() for name in spec.key_env),
-    *(name for names in PLATFORM_KEY_ENV.values() for name in names),
+    *builtin_key_variables(),
 )
 
 MAX_DURATION = 86400.0  # one day: longer is a typo, not a timeout
@@ -292,10 +292,12 @@ class ModelSettings(_Section):
         pattern=r"^[a-z0-9][a-z0-9-]*$",
         description="the name of a Prefect Secret block, e.g. reviewflow-openai-key",
     )
-    platform: Platform = Field(
-        Platform.DIRECT,
+    platform: str = Field(
+        Platform.DIRECT.value,
         description="direct (any protocol), bedrock (protocol anthropic), vertex (protocol gemini "
-        "or anthropic) or azure (protocol openai)",
+        "or anthropic), azure (protocol openai), or a platform an installed plugin registers in "
+        "the entry point group reviewflow.model_platforms; a plugin protocol runs on a platform "
+        "that carries its transport",
     )
     region: str | None = Field(
         None,
@@ -334,8 +336,10 @@ class ModelSettings(_Section):
 
     @field_validator("platform")
     @classmethod
-    def _platform_speaks_protocol(cls, value: Platform, info: ValidationInfo) -> Platform:
-        return check_platform_protocol(value, info.data.get("protocol"))
+    def _platform_speaks_protocol(cls, value: str, info: ValidationInfo) -> str:
+        protocol = info.data.get("protocol")
+        spec = find_protocol(protocol) if isinstance(protocol, str) else None
+        return check_platform_protocol(value, protocol, spec.wire if spec else None)
 
     price: ModelPrice | None = None  # per million tokens; else the bundled table (cost/prices)
 
@@ -363,7 +367,7 @@ class ModelSettings(_Section):
     def effective_endpoint(self) -> str:
         if self.endpoint:
             return self.endpoint
-        if self.platform is not Platform.DIRECT:
+        if self.platform != Platform.DIRECT:
             return platform_endpoint(self.platform, self.region)
         return protocol_spec(self.protocol).default_endpoint
 

@@ -263,7 +263,7 @@ def review_metadata(
                 protocol=model.protocol,
                 name=model.name,
                 endpoint=model.effective_endpoint,
-                platform=model.platform.value,
+                platform=model.platform,
             ),
             "language": config.output.language,
             "started_at": utc_iso(times[0]),
