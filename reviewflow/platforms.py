@@ -137,10 +137,22 @@ def _load_plugin(name: str, entry: EntryPoint) -> PlatformSpec:
     return spec
 
 
+def _loadable() -> dict[str, PlatformSpec]:
+    """The built-in platforms and every plugin that loads (one that cannot is named when it is
+    configured, never where every platform is only listed: `auto`, the trust model, tokens)."""
+    found = dict(builtin())
+    for name, entry in sorted(_plugins().items()):
+        try:
+            found[name] = _load_plugin(name, entry)
+        except PlatformPluginError:
+            continue
+    return found
+
+
 def platforms() -> dict[str, PlatformSpec]:
     """Every platform, in the order `--publish auto` asks them: by name, except that a
     platform comes before those its `before` names."""
-    every = {**builtin(), **{n: _load_plugin(n, e) for n, e in sorted(_plugins().items())}}
+    every = _loadable()
     waiting = sorted(every)
     ordered: dict[str, PlatformSpec] = {}
     while waiting:
@@ -182,12 +194,6 @@ def token_variables() -> tuple[str, ...]:
 
 def ci_variables(*, plugins: bool = True) -> tuple[str, ...]:
     """Every platform's CI variables, each once, built-ins first (without `plugins`, the
-    built-ins' alone: no installed package's metadata read). A plugin that cannot be loaded
-    adds none here (the trust model asks at every start; configuring it fails plainly)."""
-    specs = list(builtin().values())
-    for name, entry in sorted(_plugins().items()) if plugins else ():
-        try:
-            specs.append(_load_plugin(name, entry))
-        except PlatformPluginError:
-            continue
+    built-ins' alone: no installed package's metadata read)."""
+    specs = (_loadable() if plugins else builtin()).values()
     return tuple(dict.fromkeys(n for spec in specs for n in spec.ci_variables))

@@ -158,12 +158,14 @@ def test_an_unknown_platform_is_one_line_naming_what_is_accepted(
     assert "github" in err and "reviewflow.platforms" in err, err
 
 
-def test_a_broken_plugin_is_named_when_it_is_used_and_never_breaks_the_trust_check(
+def test_a_broken_plugin_is_named_when_it_is_used_and_never_breaks_a_listing(
     site: Path,
 ) -> None:
     _install(site, "rf_broken", "gone = rf_gone:PLATFORM\nodd = rf_forge.target:locate")
     assert {"gone", "odd"} <= set(platform_names())  # listing loads nothing
     assert ci_variables({"GITLAB_CI": "true"}) == ("GITLAB_CI",)
+    assert set(platforms()) == set(builtin()) and "GITHUB_TOKEN" in token_variables()
+    assert platform_of(PublishSettings(target="auto"), {"GITLAB_CI": "true"}) == "gitlab"
     with pytest.raises(ConfigError, match=r"the platform plugin gone \(rf_gone:PLATFORM\)"):
         spec_of("gone")
     with pytest.raises(ConfigError, match="is not a PlatformSpec named 'odd'"):
