@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_table_artifact
@@ -25,6 +25,7 @@ from reviewflow.ci import ci_variables
 from reviewflow.config import Config, home_dir, load_config, parameter_origins
 from reviewflow.errors import ConfigError
 from reviewflow.git.mirror import fetch_request_head, is_remote, local_repository
+from reviewflow.platforms import platform_names
 from reviewflow.publish.platforms import spec_of
 from reviewflow.publish.setup import publishing
 from reviewflow.report.gate import GATE_PASSED, run_reason, run_summary, summary_key
@@ -33,6 +34,13 @@ from reviewflow.request import ReviewRequest
 # A deployed run reviews a change someone pushed: the repository's own rules always come
 # from a trusted base (see "Trust in CI"), whether or not the worker itself runs in CI.
 DEPLOYMENT_CI = "deployment"
+
+# The `platform` parameter's choices: every platform of the registry when the flow is imported
+# (a deployment's parameter schema lists them; a plugin's too, once installed on the worker).
+if TYPE_CHECKING:
+    PlatformName = str
+else:
+    PlatformName = Literal[platform_names()]
 
 
 def deployed_config(
@@ -119,7 +127,7 @@ def ci_review(
     trusted_ref: str | None = None,
     overrides: dict[str, Any] | None = None,
     no_cache: bool = False,
-    platform: Literal["github", "gitlab", "bitbucket", "gitea", "azure"] | None = None,
+    platform: PlatformName | None = None,
     platform_repo: str | None = None,
     pull_request: int | None = None,
 ) -> State:

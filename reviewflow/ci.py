@@ -1,19 +1,14 @@
-"""Is this run in CI? (`CI_VARIABLES` below.) Read by the trust model
-and the managed server; light to import, since the CLI asks before its own imports."""
+"""Is this run in CI? The generic CI variables below and every publishing platform's own (each
+platform's spec in the registry, `reviewflow.platforms`). Read by the trust model and the
+managed server; light to import, since the CLI asks before its own imports."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-CI_VARIABLES = (
-    "CI",
-    "GITHUB_ACTIONS",
-    "GITLAB_CI",
-    "GITEA_ACTIONS",
-    "JENKINS_URL",
-    "BITBUCKET_BUILD_NUMBER",
-    "TF_BUILD",
-)
+from reviewflow import platforms
+
+GENERIC_CI_VARIABLES = ("CI", "JENKINS_URL")
 _FALSE = ("", "false", "0")
 
 
@@ -22,9 +17,17 @@ def is_ci(env: Mapping[str, str]) -> bool:
     return bool(ci_variables(env))
 
 
-def ci_variables(env: Mapping[str, str]) -> tuple[str, ...]:
-    """The CI variables set in `env` (empty outside CI): the trust decision's only input."""
-    return tuple(name for name in CI_VARIABLES if _set(env, name))
+def ci_variable_names(*, plugins: bool = True) -> tuple[str, ...]:
+    """The variables that make a run a CI run: the generic ones, then the platforms'."""
+    found = platforms.ci_variables(plugins=plugins)
+    return tuple(dict.fromkeys((*GENERIC_CI_VARIABLES, *found)))
+
+
+def ci_variables(env: Mapping[str, str], *, plugins: bool = True) -> tuple[str, ...]:
+    """The CI variables set in `env` (empty outside CI): the trust decision's only input.
+    Without `plugins`, only the generic and built-in platforms' (no installed package's
+    metadata read: ~8 ms of a CLI start), for a guess that the review itself makes again."""
+    return tuple(name for name in ci_variable_names(plugins=plugins) if _set(env, name))
 
 
 def _set(env: Mapping[str, str], name: str) -> bool:

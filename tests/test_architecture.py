@@ -46,7 +46,13 @@ DOMAIN = (
     ("reviewflow.request",),
     ("reviewflow.pullrequest", "reviewflow.rules", "reviewflow.config"),
     ("reviewflow.git",),
-    ("reviewflow.globs", "reviewflow.anchors", "reviewflow.prompts", "reviewflow.ci"),
+    (
+        "reviewflow.globs",
+        "reviewflow.anchors",
+        "reviewflow.prompts",
+        "reviewflow.ci",
+        "reviewflow.platforms",
+    ),
     ("reviewflow.cancel", "reviewflow.home", "reviewflow.models", "reviewflow.fsutil"),
     ("reviewflow.errors", "reviewflow.version"),
     ("reviewflow",),  # the package itself: its version

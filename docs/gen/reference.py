@@ -162,11 +162,60 @@ def schema_page() -> str:
     )
 
 
+def _names(names: tuple[str, ...]) -> str:
+    return ", ".join(f"`{name}`" for name in names) or "none"
+
+
+def platforms_page() -> str:
+    from reviewflow.platforms import builtin, platforms
+
+    out = [
+        HEADER,
+        "# Platforms\n",
+        "## Publishing platforms\n",
+        "The code review platforms `--publish` (`publish.target`) takes, from the platform "
+        "registry (`reviewflow.platforms`): each is a package of `reviewflow/publish/`, and an "
+        "installed package adds one through the entry point group `reviewflow.platforms` "
+        "([Adding a platform](../development.md#adding-a-platform)). `--publish auto` asks them "
+        "in this order; any of their CI variables set (or `CI`, `JENKINS_URL`) makes a run a "
+        "CI run for the [trust model](../rules.md#trust-in-ci).\n",
+        "| `--publish` | platform | token (first set wins) | its CI | full history in CI |",
+        "|---|---|---|---|---|",
+    ]
+    for name, spec in platforms().items():
+        if name in builtin():
+            tokens, ci = _names(spec.token_env), _names(spec.ci_variables)
+            out.append(f"| `{name}` | {spec.title} | {tokens} | {ci} | {spec.full_history} |")
+    return "\n".join([*out, *_model_platforms()]) + "\n"
+
+
+def _model_platforms() -> list[str]:
+    from reviewflow.config.platforms import BUILTIN
+
+    out = [
+        "\n## Model platforms\n",
+        "Where the model is served (`model.platform`), from the model platform registry "
+        "(`reviewflow.config.platforms`); an installed package adds one through the entry point "
+        "group `reviewflow.model_platforms`. A protocol runs on a platform that carries its "
+        "transport: its own name, or the built-in wire a plugin protocol speaks "
+        "([Adding a protocol](../models.md#adding-a-protocol)). See [Models](../models.md).\n",
+        "| `model.platform` | where | protocols (the first implied) | key | settings from |",
+        "|---|---|---|---|---|",
+    ]
+    for name, spec in BUILTIN.items():
+        carried = _names(spec.transports) if spec.transports else "every protocol"
+        env = "; ".join(f"`model.{k}`: {_names(v)}" for k, v in spec.env.items()) or "none"
+        key = _names(spec.key_env) if spec.transports else "the protocol's"
+        out.append(f"| `{name}` | {spec.title} | {carried} | {key} | {env} |")
+    return out
+
+
 def pages() -> dict[Path, str]:
     return {
         PAGES / "configuration.md": configuration_page(),
         PAGES / "commands.md": commands_page(),
         PAGES / "report-schema.md": schema_page(),
+        PAGES / "platforms.md": platforms_page(),
     }
 
 

@@ -39,7 +39,7 @@ def entry(argv: Sequence[str] | None = None) -> int:
     early: EarlyStart | None = None
     if needs_server(args, os.environ):
         early = begin_server(home_dir(os.environ), os.environ)
-    keep = not (ci_variables(os.environ) or "--no-server-reuse" in args)
+    keep = not (ci_variables(os.environ, plugins=False) or "--no-server-reuse" in args)
     if early is not None and not keep:  # a CI run's server must not outlive it, even unused
         stopped_if_forced(early.booting.state)
     try:
@@ -63,5 +63,5 @@ def may_hand_over(args: Sequence[str], env: Mapping[str, str]) -> bool:
         args[:1] == ["review"]
         and not _NOT_HANDED_OVER & set(args)
         and not env.get("PREFECT_API_URL")
-        and not ci_variables(env)
+        and not ci_variables(env, plugins=False)  # the review's own trust check reads plugins'
     )

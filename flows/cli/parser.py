@@ -11,7 +11,8 @@ from typing import Any, NoReturn
 
 from flows.cli.argerrors import bad_value, unknown
 from flows.cli.deployment_run import add_parser as add_deployment_run
-from reviewflow.config import ConsoleMode, PublishTarget, TaskRunner
+from reviewflow.config import ConsoleMode, TaskRunner
+from reviewflow.platforms import RESERVED, platform_names
 
 DESCRIPTION = "reviewflow: a read-only code review agent for Git changes."
 
@@ -190,7 +191,7 @@ def _add_publish_flags(parser: argparse.ArgumentParser) -> None:
     )
     publish.add_argument(
         "--publish",
-        choices=[t.value for t in PublishTarget],
+        choices=(*RESERVED, *platform_names()),
         help="post findings on the pull/merge request (auto: the platform of this CI, if any)",
     )
     publish.add_argument(

@@ -13,7 +13,7 @@ import yaml
 from pydantic import SecretStr, ValidationError
 
 from reviewflow.config.messages import ENV_SOURCE, FLAGS_SOURCE, describe_validation_error
-from reviewflow.config.platforms import PLATFORM_ENV, PLATFORM_KEY_ENV, Platform
+from reviewflow.config.platforms import SETTINGS_FROM_ENV, Platform, model_platform
 from reviewflow.config.protocols import protocol_spec
 from reviewflow.config.schema import ENV_PREFIX, Config, ModelSettings
 from reviewflow.config.sources import (
@@ -209,7 +209,7 @@ def _load(
     if model.api_key is None:
         key = _first(env, key_variables(model))
         model.api_key = SecretStr(key) if key else None
-    if model.platform is not Platform.DIRECT:
+    if model.platform != Platform.DIRECT:
         _platform_defaults(model, env, problems)
     return Inspection(config, {} if problems is None else problems, values)
 
@@ -230,9 +230,9 @@ def _layer(
 
 def key_variables(model: ModelSettings) -> tuple[str, ...]:
     """The usual variables of the API key for these settings' protocol or platform."""
-    if model.platform is Platform.DIRECT:
+    if model.platform == Platform.DIRECT:
         return protocol_spec(model.protocol).key_env
-    return PLATFORM_KEY_ENV[model.platform.value]
+    return model_platform(model.platform).key_env
 
 
 def _platform_defaults(
@@ -241,8 +241,9 @@ def _platform_defaults(
     """Region, project, endpoint and api-version from the platform's own variables, where
     the config leaves them unset (a bad value is named by its variable: raised, or recorded
     in `problems`)."""
-    for field, by_platform in PLATFORM_ENV.items():
-        names = by_platform.get(model.platform.value, ())
+    spec = model_platform(model.platform)
+    for field in SETTINGS_FROM_ENV:
+        names = spec.env.get(field, ())
         value = _first(env, names)
         if value and getattr(model, field) is None:
             try:

@@ -40,13 +40,22 @@ class ProtocolConfig:
 
     `key_env` are the variables read for the API key after `REVIEWFLOW_MODEL_API_KEY`, in
     order. With `key_at_default_endpoint_only`, a request needs a key only at
-    `default_endpoint` (local servers of the protocol take none).
+    `default_endpoint` (local servers of the protocol take none). `transport` is the
+    wire it speaks, for the cloud model platforms (`reviewflow.config.platforms`): unset, its own
+    name; a plugin speaking a built-in protocol's wire through that protocol's adapter names it
+    (`openai`) and runs on every platform that carries it.
     """
 
     name: str
     default_endpoint: str
     key_env: tuple[str, ...] = field(default=(), kw_only=True)
     key_at_default_endpoint_only: bool = field(default=False, kw_only=True)
+    transport: str = field(default="", kw_only=True)
+
+    @property
+    def wire(self) -> str:
+        """The transport a cloud platform must carry to serve this protocol."""
+        return self.transport or self.name
 
     def __post_init__(self) -> None:
         if not _NAME.fullmatch(self.name):

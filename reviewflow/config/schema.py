@@ -24,14 +24,15 @@ from pydantic import (
 from reviewflow.config.language import is_known_tag
 from reviewflow.config.platforms import (
     AZURE_API_VERSION,
-    PLATFORM_KEY_ENV,
     Platform,
+    builtin_key_variables,
     check_platform_protocol,
     platform_endpoint,
     with_implied_protocol,
 )
 from reviewflow.config.protocols import BUILTIN, find_protocol, protocol_spec
 from reviewflow.models import Severity
+from reviewflow.platforms import builtin, find_platform
 
 PLACEHOLDER_MODEL = "configured-model"
 ENV_PREFIX = "REVIEWFLOW_MODEL_"
@@ -39,7 +40,7 @@ ENV_PREFIX = "REVIEWFLOW_MODEL_"
 KEY_ENV_VARS = (
     ENV_PREFIX + "API_KEY",
     *(name for spec in BUILTIN.values() for name in spec.key_env),
-    *(name for names in PLATFORM_KEY_ENV.values() for name in names),
+    *builtin_key_variables(),
 )
 
 MAX_DURATION = 86400.0  # one day: longer is a typo, not a timeout
@@ -291,10 +292,12 @@ class ModelSettings(_Section):
         pattern=r"^[a-z0-9][a-z0-9-]*$",
         description="the name of a Prefect Secret block, e.g. reviewflow-openai-key",
     )
-    platform: Platform = Field(
-        Platform.DIRECT,
+    platform: str = Field(
+        Platform.DIRECT.value,
         description="direct (any protocol), bedrock (protocol anthropic), vertex (protocol gemini "
-        "or anthropic) or azure (protocol openai)",
+        "or anthropic), azure (protocol openai), or a platform an installed plugin registers in "
+        "the entry point group reviewflow.model_platforms; a plugin protocol runs on a platform "
+        "that carries its transport",
     )
     region: str | None = Field(
         None,
@@ -333,8 +336,10 @@ class ModelSettings(_Section):
 
     @field_validator("platform")
     @classmethod
-    def _platform_speaks_protocol(cls, value: Platform, info: ValidationInfo) -> Platform:
-        return check_platform_protocol(value, info.data.get("protocol"))
+    def _platform_speaks_protocol(cls, value: str, info: ValidationInfo) -> str:
+        protocol = info.data.get("protocol")
+        spec = find_protocol(protocol) if isinstance(protocol, str) else None
+        return check_platform_protocol(value, protocol, spec.wire if spec else None)
 
     price: ModelPrice | None = None  # per million tokens; else the bundled table (cost/prices)
 
@@ -362,7 +367,7 @@ class ModelSettings(_Section):
     def effective_endpoint(self) -> str:
         if self.endpoint:
             return self.endpoint
-        if self.platform is not Platform.DIRECT:
+        if self.platform != Platform.DIRECT:
             return platform_endpoint(self.platform, self.region)
         return protocol_spec(self.protocol).default_endpoint
 
@@ -437,27 +442,21 @@ class PrefectSettings(_Section):
     warm_process: bool = True  # hand local reviews to a pre-imported process (`--no-warm`: off)
 
 
-class PublishTarget(StrEnum):
-    OFF = "off"
-    AUTO = "auto"  # the platform whose CI this is (spec order in reviewflow/publish/platforms.py)
-    GITHUB = "github"
-    GITLAB = "gitlab"
-    BITBUCKET = "bitbucket"  # Bitbucket Cloud, or Data Center by its API URL
-    GITEA = "gitea"  # Forgejo too
-    AZURE_DEVOPS = "azure"  # Azure DevOps Repos pull requests (not model.platform azure)
-
-
 class PublishSettings(_Section):
     """Where findings are published (`--publish`): the request, and which token to use.
 
-    Tokens never live here: they come from the environment (`GITHUB_TOKEN`,
-    `REVIEWFLOW_GITHUB_TOKEN`, `GITLAB_TOKEN`, `REVIEWFLOW_GITLAB_TOKEN`, `BITBUCKET_TOKEN`,
-    `REVIEWFLOW_BITBUCKET_TOKEN`, `GITEA_TOKEN`, `REVIEWFLOW_GITEA_TOKEN`, Azure DevOps'
-    `REVIEWFLOW_AZURE_DEVOPS_TOKEN`, `AZURE_DEVOPS_EXT_PAT`, `SYSTEM_ACCESSTOKEN`) or, for
-    deployments, from the Prefect Secret block `token_block` names.
+    `target` is off, auto (the platform whose CI this is) or a platform of the registry
+    (`reviewflow.platforms`: built in, or an installed plugin's). Tokens never live here: they
+    come from the environment (each platform's spec names its variables) or, for deployments,
+    from the Prefect Secret block `token_block` names.
     """
 
-    target: PublishTarget = PublishTarget.OFF
+    target: str = Field(
+        "off",
+        description="off, auto (the platform of this CI, if any), or a platform: "
+        + ", ".join(builtin())
+        + ", or one an installed plugin registers in the entry point group reviewflow.platforms",
+    )
     repo: str | None = Field(
         None,
         pattern=r"^~?[\w.-]+( [\w.-]+)*(/[\w.-]+( [\w.-]+)*)+$|^[0-9]+$",
@@ -470,6 +469,13 @@ class PublishSettings(_Section):
         pattern=r"^[a-z0-9][a-z0-9-]*$",
         description="the name of a Prefect Secret block, e.g. reviewflow-github-token",
     )
+
+    @field_validator("target")
+    @classmethod
+    def _known_target(cls, value: str) -> str:
+        if value not in ("off", "auto") and find_platform(value) is None:
+            raise ValueError(f"unknown platform {value!r}")
+        return value
 
     @field_validator("api_url")
     @classmethod

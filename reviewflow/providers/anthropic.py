@@ -52,9 +52,9 @@ _BEDROCK_USAGE_HEADERS = {
 
 def create(settings: ModelSettings) -> AnthropicProvider:
     """The anthropic protocol's adapter (its spec: reviewflow.providers.protocols)."""
-    if settings.platform is Platform.BEDROCK:
+    if settings.platform == Platform.BEDROCK:
         return BedrockProvider(settings)
-    if settings.platform is Platform.VERTEX:
+    if settings.platform == Platform.VERTEX:
         return VertexAnthropicProvider(settings)
     return AnthropicProvider(settings)
 

@@ -23,10 +23,12 @@ class Provider(ABC, Generic[ClientT]):
     finish within `timeout` seconds in total (see `reviewflow.providers.deadline`).
     """
 
-    protocol: str  # its name in reviewflow.config.protocols
+    protocol: str  # its name in reviewflow.config.protocols: the settings' (a plugin protocol
+    # speaking a built-in wire through that protocol's adapter is named as configured)
     credential = "API key"  # what a 401/403 refused, as its errors say
 
     def __init__(self, settings: ModelSettings) -> None:
+        self.protocol = settings.protocol
         self._settings = settings
         self._model = settings.name
         self._endpoint = settings.effective_endpoint

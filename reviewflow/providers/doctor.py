@@ -90,7 +90,7 @@ def check_model(config: Config) -> DoctorReport:
         return DoctorReport(
             outcome=outcome,
             protocol=settings.protocol,
-            platform=settings.platform.value,
+            platform=settings.platform,
             model=settings.name,
             endpoint=settings.effective_endpoint,
             message=message,
@@ -142,11 +142,11 @@ def _outcome(exc: ProviderError) -> Outcome:
 def _hint(outcome: Outcome, settings: ModelSettings, message: str) -> str | None:
     """The hint for `outcome`, in the platform's own terms where it has them, else in the
     protocol's (its spec's hints), else the general one."""
-    if settings.platform is Platform.BEDROCK:
+    if settings.platform == Platform.BEDROCK:
         hint = _bedrock_hint(outcome, settings, message)
-    elif settings.platform is Platform.VERTEX:
+    elif settings.platform == Platform.VERTEX:
         hint = _vertex_hint(outcome, settings, message)
-    elif settings.platform is Platform.AZURE:
+    elif settings.platform == Platform.AZURE:
         hint = _azure_hint(outcome, settings)
     else:
         known = find_protocol(settings.protocol) is not None

@@ -13,7 +13,7 @@ from reviewflow.config import (
     ProtocolPluginError,
     protocol_spec,
 )
-from reviewflow.config.platforms import AZURE_AD_TOKEN_ENV
+from reviewflow.config.platforms import AZURE_AD_TOKEN_ENV, model_platform
 from reviewflow.errors import ConfigError
 from reviewflow.providers.base import Provider
 from reviewflow.providers.protocols import adapter_spec
@@ -34,7 +34,7 @@ class PlatformSettingError(ConfigError):
 def key_required(settings: ModelSettings) -> bool:
     """Whether a request with these settings needs an API key (local OpenAI servers do not;
     cloud platforms have credential chains of their own)."""
-    if settings.platform is not Platform.DIRECT:
+    if settings.platform != Platform.DIRECT:
         return False
     spec = protocol_spec(settings.protocol)
     if spec.key_at_default_endpoint_only:
@@ -60,28 +60,24 @@ def check_settings(settings: ModelSettings) -> None:
 
 def check_platform(settings: ModelSettings) -> None:
     """Raise PlatformSettingError when the platform lacks a setting it needs."""
-    platform = settings.platform.value
-    if settings.platform in (Platform.BEDROCK, Platform.VERTEX) and settings.region is None:
-        names = "AWS_REGION" if settings.platform is Platform.BEDROCK else "GOOGLE_CLOUD_LOCATION"
-        example = "us-east-1" if settings.platform is Platform.BEDROCK else "us-east5"
-        raise PlatformSettingError(
-            f"the {platform} platform needs a region: run `reviewflow config set model.region "
-            f"{example}` or set {names}"
-        )
-    if settings.platform is Platform.BEDROCK and not all(map(find_spec, ("boto3", "botocore"))):
+    platform = settings.platform
+    spec = model_platform(platform)
+    for setting, (what, example) in spec.requires.items():
+        if getattr(settings, setting) is None:
+            names = "".join(f" or set {name}" for name in spec.env.get(setting, ())[:1])
+            raise PlatformSettingError(
+                f"the {platform} platform needs {what}: run `reviewflow config set "
+                f"model.{setting} {example}`{names}"
+            )
+    if settings.platform == Platform.BEDROCK and not all(map(find_spec, ("boto3", "botocore"))):
         raise PlatformSettingError(
             "the bedrock platform signs requests with botocore, which is not installed: "
             "pip install 'reviewflow[bedrock]'"
         )
-    if settings.platform is Platform.VERTEX and settings.api_key is not None:
+    if settings.platform == Platform.VERTEX and settings.api_key is not None:
         raise PlatformSettingError(
             "the vertex platform signs requests with Google credentials, not an API key: unset "
             "model.api_key (and REVIEWFLOW_MODEL_API_KEY)"
-        )
-    if settings.platform is Platform.AZURE and settings.endpoint is None:
-        raise PlatformSettingError(
-            "the azure platform needs the resource's endpoint: run `reviewflow config set "
-            "model.endpoint https://RESOURCE.openai.azure.com` or set AZURE_OPENAI_ENDPOINT"
         )
     if _needs_azure_identity(settings) and not _installed("azure.identity"):
         raise PlatformSettingError(
@@ -93,7 +89,7 @@ def check_platform(settings: ModelSettings) -> None:
 def _needs_azure_identity(settings: ModelSettings) -> bool:
     """Azure with neither a key nor a ready-made Entra ID token: the default chain's turn."""
     return (
-        settings.platform is Platform.AZURE
+        settings.platform == Platform.AZURE
         and settings.api_key is None
         and not os.environ.get(AZURE_AD_TOKEN_ENV)
     )

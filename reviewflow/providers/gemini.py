@@ -70,7 +70,7 @@ class GeminiProvider(Provider[genai.Client]):
     def __init__(self, settings: ModelSettings) -> None:
         super().__init__(settings)
         self._google: cloud.GoogleCredentials | None = None
-        if settings.platform is Platform.VERTEX:
+        if settings.platform == Platform.VERTEX:
             self._google = cloud.GoogleCredentials("gemini", self._model, settings.project)
             self.credential = "Google credentials"
 

@@ -50,7 +50,7 @@ _FINISH = {
 
 def create(settings: ModelSettings) -> OpenAIProvider:
     """The openai protocol's adapter (its spec: reviewflow.providers.protocols)."""
-    if settings.platform is Platform.AZURE:
+    if settings.platform == Platform.AZURE:
         return AzureOpenAIProvider(settings)
     return OpenAIProvider(settings)
 

@@ -68,7 +68,7 @@ class ProviderHandle(BaseModel):
     endpoint: str | None
     timeout: float
     concurrency: int
-    platform: Platform = Platform.DIRECT
+    platform: str = Platform.DIRECT.value
     region: str | None = None
     project: str | None = None
     deployment: str | None = None
@@ -78,8 +78,8 @@ class ProviderHandle(BaseModel):
         """The model an answer came from (never the pool, the key, the timeout or concurrency;
         on a cloud platform, the platform and Azure's deployment too)."""
         identity = {"protocol": self.protocol, "model": self.model, "endpoint": self.endpoint}
-        if self.platform is not Platform.DIRECT:
-            identity.update(platform=self.platform.value, deployment=self.deployment)
+        if self.platform != Platform.DIRECT:
+            identity.update(platform=self.platform, deployment=self.deployment)
         return identity
 
     def settings(self, api_key: SecretStr | None) -> ModelSettings:
@@ -235,7 +235,7 @@ class ProviderPool:
             sibling = self._siblings.get(name)
         if sibling is None:
             update: dict[str, object] = {"name": name}
-            if self.settings.platform is Platform.AZURE:
+            if self.settings.platform == Platform.AZURE:
                 update["deployment"] = None  # the verifier's deployment is named by its model
             settings = self.settings.model_copy(update=update)
             sibling = ProviderPool(settings, self.handle.concurrency, self._factory)
@@ -339,8 +339,8 @@ def _closed_error(pool_id: str) -> PoolClosedError:
 
 
 def environment_key(
-    protocol: str, env: Mapping[str, str], platform: Platform = Platform.DIRECT
+    protocol: str, env: Mapping[str, str], platform: str = Platform.DIRECT.value
 ) -> SecretStr | None:
     """The API key this process would use for `protocol` on `platform` (the CLI's rules)."""
-    model = {"protocol": protocol, "platform": platform.value}
+    model = {"protocol": protocol, "platform": platform}
     return load_config(home_dir(env), env, {"model": model}).model.api_key

@@ -1,7 +1,6 @@
 """The operations publishing needs from a platform: each platform's client implements them
-(GitHub `github.py`, GitLab `gitlab.py`, Bitbucket Cloud `bitbucket.py`, Bitbucket Data Center
-`bitbucket_dc.py`, Gitea and Forgejo `gitea.py`, Azure DevOps `azure_devops.py`; the
-registry in `platforms.py` names them).
+(each platform's package here, `github/`, `gitlab/`, `bitbucket/`, `gitea/`, `azure_devops/`,
+or an installed plugin's; its spec in the registry, `reviewflow.platforms`, names it).
 
 Errors are typed (`reviewflow.errors`): `TokenRefused` (a `PublishSetupError`) for a token the
 platform refuses (401), `PublishSetupError` for a request it cannot find (404) while reading;

@@ -36,7 +36,7 @@ def publish(
     open_threads = [t for t in state.threads if ours(t) and not t.resolved]
     posted = {ours(t) for t in open_threads}
     fresh = [f for f in current if f.fingerprint not in posted]
-    platform = context.ref.platform.value
+    platform = context.ref.platform
     comments = [new_comment(f, platform, context.renames.get(f.path)) for f in fresh]
     skipped = set(client.post(state.info, comments)) if comments else set()
     reported = {f.fingerprint for f in current}

@@ -1,6 +1,6 @@
 """Which pull/merge request to publish to, and with which token: from `publish.*` settings
-(flags and config), else the platform's CI environment (each platform's spec in
-`platforms.py` knows its own). Read by the CLI and the deployed flow (never inside a task);
+(flags and config), else the platform's CI environment (each platform's spec in the registry,
+`reviewflow.platforms`, knows its own). Read by the CLI and the deployed flow (never inside a task);
 the token never leaves `tokens.py`'s registry."""
 
 from __future__ import annotations
@@ -9,19 +9,20 @@ from collections.abc import Mapping
 
 from pydantic import SecretStr
 
-from reviewflow.config import PublishSettings, PublishTarget
+from reviewflow.config import PublishSettings
 from reviewflow.errors import PublishSetupError
-from reviewflow.publish.platforms import SPECS, spec_of
-from reviewflow.pullrequest.models import EventShas, Platform, RequestRef
+from reviewflow.platforms import platforms
+from reviewflow.publish.platforms import spec_of
+from reviewflow.pullrequest.models import EventShas, RequestRef
 
 
-def platform_of(settings: PublishSettings, env: Mapping[str, str]) -> Platform | None:
+def platform_of(settings: PublishSettings, env: Mapping[str, str]) -> str | None:
     """The platform to publish to: `auto` is the platform whose CI this is (off elsewhere)."""
-    if settings.target is PublishTarget.OFF:
+    if settings.target == "off":
         return None
-    if settings.target is PublishTarget.AUTO:
-        return next((p for p, spec in SPECS.items() if spec.detect(env)), None)
-    return Platform(settings.target.value)
+    if settings.target == "auto":
+        return next((p for p, spec in platforms().items() if spec.detect(env)), None)
+    return settings.target
 
 
 def request_ref(
@@ -29,27 +30,27 @@ def request_ref(
 ) -> tuple[RequestRef, EventShas] | None:
     """The request to publish to and the SHAs its CI event names (None: not publishing)."""
     platform = platform_of(settings, env)
-    return None if platform is None else spec_of(platform).locate(settings, env)
+    return None if platform is None else spec_of(platform).locator()(settings, env)
 
 
-def token_variable(platform: Platform, env: Mapping[str, str]) -> str | None:
+def token_variable(platform: str, env: Mapping[str, str]) -> str | None:
     """The environment variable the platform's token is read from: the first of its set."""
     return next((name for name in spec_of(platform).token_env if env.get(name, "").strip()), None)
 
 
-def token_from_env(platform: Platform, env: Mapping[str, str]) -> SecretStr:
+def token_from_env(platform: str, env: Mapping[str, str]) -> SecretStr:
     """The platform's token from the environment; PublishSetupError (one line) without one."""
     name = token_variable(platform, env)
     if name is None:
         names = " or ".join(spec_of(platform).token_env)
-        raise PublishSetupError(f"--publish {platform.value} needs a token: set {names}")
+        raise PublishSetupError(f"--publish {platform} needs a token: set {names}")
     value = env[name].strip()
     if not all("!" <= ch <= "~" for ch in value):
         raise PublishSetupError(f"{name} must be printable ASCII without spaces")
     return SecretStr(value)
 
 
-def token_source(platform: Platform, env: Mapping[str, str], block: str | None) -> str:
+def token_source(platform: str, env: Mapping[str, str], block: str | None) -> str:
     """Where the token in use came from, for a refusal's message."""
     name = token_variable(platform, env)
     if block or name is None:

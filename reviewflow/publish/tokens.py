@@ -20,7 +20,7 @@ TIMEOUT_S = 30.0
 
 
 def _key(ref: RequestRef) -> tuple[str, str, str, int]:
-    return (ref.platform.value, ref.api_url, ref.repo, ref.number)
+    return (ref.platform, ref.api_url, ref.repo, ref.number)
 
 
 @contextlib.contextmanager
@@ -42,6 +42,6 @@ def client_for(ref: RequestRef, token: SecretStr | None = None) -> PlatformClien
             token = _TOKENS.get(_key(ref))
     if token is None:
         raise PublishSetupError(
-            f"no {ref.platform.value} token in this process for {ref.repo}#{ref.number}"
+            f"no {ref.platform} token in this process for {ref.repo}#{ref.number}"
         )
     return spec_of(ref.platform).make_client(ref, token.get_secret_value(), TIMEOUT_S)

@@ -1,6 +1,6 @@
 """How long a rate-limited platform asks to be left alone, from its answer's headers: every
 platform client reads it here (GitHub's secondary limits have their own rules,
-`github_failures.py`). The publishing task's Prefect retries do the waiting."""
+`github/failures.py`). The publishing task's Prefect retries do the waiting."""
 
 from __future__ import annotations
 

@@ -7,17 +7,7 @@ every decision is tested without a network.
 
 from __future__ import annotations
 
-from enum import StrEnum
-
-from pydantic import BaseModel, ConfigDict
-
-
-class Platform(StrEnum):
-    GITHUB = "github"
-    GITLAB = "gitlab"
-    BITBUCKET = "bitbucket"  # Bitbucket Cloud and Bitbucket Data Center
-    GITEA = "gitea"  # Forgejo too
-    AZURE_DEVOPS = "azure"  # Azure DevOps Repos (Services and Server)
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Record(BaseModel):
@@ -29,9 +19,10 @@ class RequestRef(_Record):
 
     `repo` is `OWNER/NAME` on GitHub and the project's path or numeric ID on GitLab;
     `api_url` the API's base (`https://api.github.com`, `https://gitlab.example.com/api/v4`).
+    `platform` is a platform's name in the registry (`reviewflow.platforms`).
     """
 
-    platform: Platform
+    platform: str = Field(pattern=r"^[a-z][a-z0-9-]{1,30}$")
     repo: str
     number: int
     api_url: str

@@ -183,7 +183,7 @@ def pull_request_report(
         return None
     reported = {f.fingerprint for f in findings}
     return PullRequestReport(
-        platform=context.ref.platform.value,
+        platform=context.ref.platform,
         repository=context.ref.repo,
         number=context.ref.number,
         url=context.info.web_url,
@@ -263,7 +263,7 @@ def review_metadata(
                 protocol=model.protocol,
                 name=model.name,
                 endpoint=model.effective_endpoint,
-                platform=model.platform.value,
+                platform=model.platform,
             ),
             "language": config.output.language,
             "started_at": utc_iso(times[0]),

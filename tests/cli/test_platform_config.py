@@ -25,7 +25,7 @@ def write_config(home: Path, text: str) -> None:
 
 
 def test_platform_defaults_to_direct_and_implies_its_protocol(rf_home: Path) -> None:
-    assert load_config(rf_home, {}).model.platform.value == "direct"
+    assert load_config(rf_home, {}).model.platform == "direct"
     write_config(rf_home, "model:\n  platform: bedrock\n  name: anthropic.claude-x\n")
     model = load_config(rf_home, {"AWS_REGION": "us-west-2"}).model
     assert (model.protocol, model.region) == ("anthropic", "us-west-2")
@@ -129,7 +129,7 @@ def test_handle_carries_the_platform_and_keeps_direct_cache_keys(wire: WireServe
         dumped = azure.handle.model_dump_json()
         assert AZURE_KEY not in dumped
         again = ProviderHandle.model_validate_json(dumped).settings(None)
-        assert (again.platform.value, again.deployment) == ("azure", "d1")
+        assert (again.platform, again.deployment) == ("azure", "d1")
         sibling = azure.for_model("gpt-4o-mini")  # the verifier: its own deployment
         assert sibling.deployment is None and sibling.model == "gpt-4o-mini"
 

@@ -33,3 +33,13 @@ def test_a_bad_platform_repo_is_named_by_its_parameter(tmp_path: Path) -> None:
     message = str(state.message)
     assert "invalid value for the 'platform_repo' parameter: 'not a repo!'" in message
     assert "--platform-repo" not in message
+
+
+def test_the_platform_parameter_offers_every_registered_platform() -> None:
+    from prefect.utilities.callables import parameter_schema
+
+    from reviewflow.platforms import platform_names
+
+    schema = parameter_schema(ci_review.fn).model_dump()["properties"]["platform"]
+    [choices] = [option["enum"] for option in schema["anyOf"] if "enum" in option]
+    assert choices == list(platform_names())

@@ -6,7 +6,7 @@ context lines; its comments read back with their markers as reviewflow reads the
 from __future__ import annotations
 
 from reviewflow.git.parse import parse_unified_diff
-from reviewflow.publish.bitbucket_dc_text import from_dc
+from reviewflow.publish.bitbucket.dc_text import from_dc
 from reviewflow.pullrequest.markers import finding_fingerprint, summary_state
 from tests.gitutil import GitRepo
 from tests.publish.fake_bitbucket_dc import BOT_TOKEN, FakeBitbucketDC

@@ -4,7 +4,7 @@ their markers as reviewflow reads them."""
 
 from __future__ import annotations
 
-from reviewflow.publish.bitbucket_markup import from_bitbucket
+from reviewflow.publish.bitbucket.markup import from_bitbucket
 from reviewflow.pullrequest.markers import finding_fingerprint, summary_state
 from tests.gitutil import GitRepo
 from tests.publish.fake_bitbucket import TOKEN, FakeBitbucket

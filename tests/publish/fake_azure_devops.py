@@ -26,7 +26,7 @@ import time
 from typing import Any
 from urllib.parse import unquote
 
-from reviewflow.pullrequest.models import Platform, RequestRef
+from reviewflow.pullrequest.models import RequestRef
 from tests.publish.fake_azure_devops_state import ApiError, AzureDevOpsState, Json, PullRequest
 from tests.publish.fake_http import Answer, PlatformFake, RecordedRequest
 
@@ -90,9 +90,7 @@ class FakeAzureDevOps(PlatformFake, AzureDevOpsState):
         self.add_token(READ_ONLY_TOKEN, "fork-build", write=False)
 
     def ref(self, repo: str, number: int) -> RequestRef:
-        return RequestRef(
-            platform=Platform.AZURE_DEVOPS, repo=repo, number=number, api_url=self.url
-        )
+        return RequestRef(platform="azure", repo=repo, number=number, api_url=self.url)
 
     def token_of(self, headers: dict[str, str]) -> str:
         """The token of HTTP Basic, any user name."""

@@ -29,7 +29,7 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import quote, unquote, urlencode
 
-from reviewflow.pullrequest.models import Platform, RequestRef
+from reviewflow.pullrequest.models import RequestRef
 from tests.publish.fake_bitbucket_state import ApiError, BitbucketState, Json, Pull
 from tests.publish.fake_http import Answer, PlatformFake, RecordedRequest, number
 
@@ -65,9 +65,7 @@ class FakeBitbucket(PlatformFake, BitbucketState):
         return f"{self.origin}/2.0"
 
     def ref(self, repo: str, number: int) -> RequestRef:
-        return RequestRef(
-            platform=Platform.BITBUCKET, repo=repo, number=number, api_url=self.api_url
-        )
+        return RequestRef(platform="bitbucket", repo=repo, number=number, api_url=self.api_url)
 
     def token_of(self, headers: dict[str, str]) -> str:
         auth = headers.get("authorization", "")

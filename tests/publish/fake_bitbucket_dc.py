@@ -28,7 +28,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import unquote
 
-from reviewflow.pullrequest.models import Platform, RequestRef
+from reviewflow.pullrequest.models import RequestRef
 from tests.publish.fake_bitbucket_dc_state import ANCHOR_REFUSED, ApiError, BitbucketState, Json
 from tests.publish.fake_http import Answer, PlatformFake, RecordedRequest, number
 
@@ -72,7 +72,7 @@ class FakeBitbucketDC(PlatformFake, BitbucketState):
 
     def ref(self, repo: str, number: int, *, api_suffix: str = "") -> RequestRef:
         return RequestRef(
-            platform=Platform.BITBUCKET, repo=repo, number=number, api_url=self.url + api_suffix
+            platform="bitbucket", repo=repo, number=number, api_url=self.url + api_suffix
         )
 
     def token_of(self, headers: dict[str, str]) -> str:

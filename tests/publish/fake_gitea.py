@@ -1,5 +1,5 @@
 """A stateful fake Gitea API v1 on 127.0.0.1 (Forgejo too: `forgejo()` takes its missing
-endpoints away), whose answers `reviewflow.publish.gitea_api`'s models parse.
+endpoints away), whose answers `reviewflow.publish.gitea.api`'s models parse.
 
     with FakeGitea() as gt:
         gt.add_pull("acme/app", 7, head_sha=HEAD, base_sha=BASE, commentable={"app.py": {3, 4}})
@@ -27,7 +27,7 @@ import re
 from typing import Any
 from urllib.parse import unquote
 
-from reviewflow.pullrequest.models import Platform, RequestRef
+from reviewflow.pullrequest.models import RequestRef
 from tests.publish.fake_gitea_state import ApiError, GiteaState, Json, Pull
 from tests.publish.fake_http import Answer, PlatformFake, RecordedRequest, number
 
@@ -78,7 +78,7 @@ class FakeGitea(PlatformFake, GiteaState):
         return f"{self.web}/api/v1"
 
     def ref(self, repo: str, number: int) -> RequestRef:
-        return RequestRef(platform=Platform.GITEA, repo=repo, number=number, api_url=self.api_url)
+        return RequestRef(platform="gitea", repo=repo, number=number, api_url=self.api_url)
 
     def token_of(self, headers: dict[str, str]) -> str:
         auth = headers.get("authorization", "")

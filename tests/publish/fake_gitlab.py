@@ -29,7 +29,7 @@ import time
 from typing import Any
 from urllib.parse import unquote, urlencode
 
-from reviewflow.pullrequest.models import Platform, RequestRef
+from reviewflow.pullrequest.models import RequestRef
 from tests.publish.fake_gitlab_state import (
     LINE_CODE_REFUSED,
     ApiError,
@@ -84,9 +84,7 @@ class FakeGitLab(PlatformFake, GitLabState):
         return f"{self.url}/api/v4"
 
     def ref(self, project: str | int, iid: int) -> RequestRef:
-        return RequestRef(
-            platform=Platform.GITLAB, repo=str(project), number=iid, api_url=self.api_url
-        )
+        return RequestRef(platform="gitlab", repo=str(project), number=iid, api_url=self.api_url)
 
     def token_of(self, headers: dict[str, str]) -> str:
         return headers.get("private-token", "")

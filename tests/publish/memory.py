@@ -12,7 +12,6 @@ from reviewflow.models import Category, Severity
 from reviewflow.pullrequest.context import PullRequestContext, ReviewScope
 from reviewflow.pullrequest.models import (
     NewComment,
-    Platform,
     PostedComment,
     RequestInfo,
     RequestRef,
@@ -23,7 +22,7 @@ from reviewflow.pullrequest.models import (
 from reviewflow.report.outcome import ReviewedFile, ReviewOutcome
 from tests.report.samples import make_outcome
 
-REF = RequestRef(platform=Platform.GITHUB, repo="acme/app", number=7, api_url="http://x")
+REF = RequestRef(platform="github", repo="acme/app", number=7, api_url="http://x")
 INFO = RequestInfo(base_sha="b" * 40, head_sha="h" * 40, start_sha="b" * 40, web_url="http://pr/7")
 
 

@@ -16,10 +16,10 @@ from reviewflow.errors import (
     PublishSetupError,
     TransientPublishError,
 )
-from reviewflow.publish.azure_devops import AzureDevOpsClient
-from reviewflow.publish.azure_devops_wire import TOKEN_REFUSED
+from reviewflow.publish.azure_devops.client import AzureDevOpsClient
+from reviewflow.publish.azure_devops.wire import TOKEN_REFUSED
 from reviewflow.pullrequest.context import dismissed_in
-from reviewflow.pullrequest.models import NewComment, Platform, RequestRef, SummaryNote
+from reviewflow.pullrequest.models import NewComment, RequestRef, SummaryNote
 from tests.publish.fake_azure_devops import BOT, READ_ONLY_TOKEN, TOKEN, FakeAzureDevOps
 
 REPO = "Fabrikam Fiber/app"
@@ -214,7 +214,7 @@ def test_an_unknown_project_repository_or_pull_request_is_a_setup_error(
 
 
 def test_a_repo_that_is_not_project_slash_repository_is_a_config_error() -> None:
-    ref = RequestRef(platform=Platform.AZURE_DEVOPS, repo="a/b/c", number=1, api_url="http://x")
+    ref = RequestRef(platform="azure", repo="a/b/c", number=1, api_url="http://x")
     with pytest.raises(ConfigError, match="PROJECT/REPOSITORY"):
         AzureDevOpsClient(ref, TOKEN)
 
@@ -287,7 +287,7 @@ def test_a_refused_connection_or_a_timeout_is_transient() -> None:
         silent.listen(1)  # accepts connections, never answers
         port = silent.getsockname()[1]
         ref = RequestRef(
-            platform=Platform.AZURE_DEVOPS,
+            platform="azure",
             repo=REPO,
             number=1,
             api_url=f"http://127.0.0.1:{port}/o",
@@ -303,7 +303,7 @@ def test_a_refused_connection_or_a_timeout_is_transient() -> None:
 
 @pytest.mark.parametrize("api_url", ["dev.azure.com/acme", "ftp://dev.azure.com/acme"])
 def test_a_collection_url_requests_cannot_use_is_a_setup_error(api_url: str) -> None:
-    ref = RequestRef(platform=Platform.AZURE_DEVOPS, repo=REPO, number=1, api_url=api_url)
+    ref = RequestRef(platform="azure", repo=REPO, number=1, api_url=api_url)
     with pytest.raises(PublishSetupError, match="collection URL cannot be used"):
         AzureDevOpsClient(ref, TOKEN).read()
 

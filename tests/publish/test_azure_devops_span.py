@@ -3,7 +3,7 @@ last line (the column after its last character), not its first character."""
 
 from __future__ import annotations
 
-from reviewflow.publish.azure_devops import AzureDevOpsClient
+from reviewflow.publish.azure_devops.client import AzureDevOpsClient
 from reviewflow.publish.comments import new_comment
 from tests.publish.fake_azure_devops import TOKEN, FakeAzureDevOps
 from tests.publish.memory import finding

@@ -16,10 +16,10 @@ from reviewflow.errors import (
     PublishSetupError,
     TransientPublishError,
 )
-from reviewflow.publish.bitbucket import BitbucketCloudClient, bitbucket_client, is_cloud
-from reviewflow.publish.bitbucket_failures import TOKEN_REFUSED
+from reviewflow.publish.bitbucket.client import BitbucketCloudClient, bitbucket_client, is_cloud
+from reviewflow.publish.bitbucket.failures import TOKEN_REFUSED
 from reviewflow.pullrequest.markers import finding_fingerprint, is_summary, summary_marker
-from reviewflow.pullrequest.models import NewComment, Platform, RequestRef, SummaryNote
+from reviewflow.pullrequest.models import NewComment, RequestRef, SummaryNote
 from reviewflow.pullrequest.state import SummaryState
 from tests.publish.fake_bitbucket import BOT, READ_ONLY_TOKEN, TOKEN, FakeBitbucket
 
@@ -301,7 +301,7 @@ def test_a_refused_connection_or_a_timeout_is_transient() -> None:
         silent.listen(1)  # accepts connections, never answers
         port = silent.getsockname()[1]
         api = f"http://127.0.0.1:{port}/2.0"
-        ref = RequestRef(platform=Platform.BITBUCKET, repo=REPO, number=1, api_url=api)
+        ref = RequestRef(platform="bitbucket", repo=REPO, number=1, api_url=api)
         slow = BitbucketCloudClient(ref, TOKEN, 0.3)
         with pytest.raises(TransientPublishError, match="could not be reached"):
             slow.read()
@@ -348,8 +348,8 @@ def test_the_bitbucket_factory_is_cloud_for_cloud_s_api(bb: FakeBitbucket) -> No
 
 
 def test_the_bitbucket_factory_is_data_center_for_another_api_base() -> None:
-    from reviewflow.publish.bitbucket_dc import BitbucketServerClient
+    from reviewflow.publish.bitbucket.dc import BitbucketServerClient
 
     api = "https://bitbucket.example.com"
-    ref = RequestRef(platform=Platform.BITBUCKET, repo="PROJ/app", number=1, api_url=api)
+    ref = RequestRef(platform="bitbucket", repo="PROJ/app", number=1, api_url=api)
     assert isinstance(bitbucket_client(ref, TOKEN, 5.0), BitbucketServerClient)

@@ -11,10 +11,10 @@ import pytest
 from atlassian.bitbucket import Bitbucket
 
 from reviewflow.errors import PublishError, PublishRefused, PublishSetupError, TransientPublishError
-from reviewflow.publish.bitbucket_dc import BitbucketServerClient, server_url
-from reviewflow.publish.bitbucket_dc_errors import TOKEN_REFUSED
+from reviewflow.publish.bitbucket.dc import BitbucketServerClient, server_url
+from reviewflow.publish.bitbucket.dc_errors import TOKEN_REFUSED
 from reviewflow.pullrequest.markers import finding_fingerprint, finding_marker, is_resolution
-from reviewflow.pullrequest.models import NewComment, Platform, RequestRef, SummaryNote
+from reviewflow.pullrequest.models import NewComment, RequestRef, SummaryNote
 from tests.publish.fake_bitbucket_dc import (
     ANCHOR_REFUSED,
     BOT,
@@ -435,7 +435,7 @@ def test_a_refused_connection_or_a_timeout_is_transient() -> None:
         silent.listen(1)  # accepts connections, never answers
         port = silent.getsockname()[1]
         ref = RequestRef(
-            platform=Platform.BITBUCKET, repo=REPO, number=1, api_url=f"http://127.0.0.1:{port}"
+            platform="bitbucket", repo=REPO, number=1, api_url=f"http://127.0.0.1:{port}"
         )
         slow = BitbucketServerClient(ref, BOT_TOKEN, 0.2)
         with pytest.raises(TransientPublishError, match="could not be reached"):

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from reviewflow.findings.models import Finding
-from reviewflow.publish.bitbucket_dc import BitbucketServerClient
+from reviewflow.publish.bitbucket.dc import BitbucketServerClient
 from reviewflow.publish.publisher import publish
 from reviewflow.publish.safe import safe_inline, safe_text
 from reviewflow.pullrequest.markers import finding_fingerprint, summary_state

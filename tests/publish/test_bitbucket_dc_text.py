@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reviewflow.publish.bitbucket_dc_text import from_dc, to_dc
+from reviewflow.publish.bitbucket.dc_text import from_dc, to_dc
 from reviewflow.publish.safe import safe_inline, safe_text
 from reviewflow.pullrequest.markers import (
     RESOLVED,

@@ -9,7 +9,6 @@ from reviewflow.ci import ci_variables
 from reviewflow.config import PublishSettings
 from reviewflow.errors import ConfigError, PublishSetupError
 from reviewflow.publish.target import platform_of, request_ref, token_from_env
-from reviewflow.pullrequest.models import Platform
 
 PIPELINES = {
     "CI": "true",
@@ -30,7 +29,7 @@ def test_auto_is_bitbucket_in_pipelines_with_its_pull_request_and_shas() -> None
     assert found is not None
     ref, shas = found
     assert (ref.platform, ref.repo, ref.number, ref.api_url) == (
-        Platform.BITBUCKET,
+        "bitbucket",
         "acme/app",
         7,
         "https://api.bitbucket.org/2.0",
@@ -76,12 +75,12 @@ def test_what_is_missing_is_one_line(
 
 def test_the_token_comes_from_the_bitbucket_variables() -> None:
     env = {"BITBUCKET_TOKEN": "ATCTT3x-repo-token", "GITHUB_TOKEN": "ghp_x"}
-    assert token_from_env(Platform.BITBUCKET, env).get_secret_value() == "ATCTT3x-repo-token"
+    assert token_from_env("bitbucket", env).get_secret_value() == "ATCTT3x-repo-token"
     assert token_from_env(
-        Platform.BITBUCKET, {**env, "REVIEWFLOW_BITBUCKET_TOKEN": "ATCTT3x-preferred"}
+        "bitbucket", {**env, "REVIEWFLOW_BITBUCKET_TOKEN": "ATCTT3x-preferred"}
     ).get_secret_value() == ("ATCTT3x-preferred")
     with pytest.raises(PublishSetupError, match="REVIEWFLOW_BITBUCKET_TOKEN or BITBUCKET_TOKEN"):
-        token_from_env(Platform.BITBUCKET, {"GITHUB_TOKEN": "ghp_x"})
+        token_from_env("bitbucket", {"GITHUB_TOKEN": "ghp_x"})
 
 
 @pytest.mark.parametrize(

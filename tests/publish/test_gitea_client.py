@@ -15,10 +15,10 @@ from reviewflow.errors import (
     PublishSetupError,
     TransientPublishError,
 )
-from reviewflow.publish.gitea import RESOLVED_ON_SERVER, GiteaClient
-from reviewflow.publish.gitea_api import TOKEN_REFUSED
+from reviewflow.publish.gitea.api import TOKEN_REFUSED
+from reviewflow.publish.gitea.client import RESOLVED_ON_SERVER, GiteaClient
 from reviewflow.pullrequest.markers import RESOLVED, finding_marker
-from reviewflow.pullrequest.models import NewComment, Platform, RequestRef, SummaryNote
+from reviewflow.pullrequest.models import NewComment, RequestRef, SummaryNote
 from tests.publish.fake_gitea import BOT, READ_ONLY_TOKEN, TOKEN, FakeGitea
 
 REPO, NUMBER = "acme/app", 7
@@ -273,7 +273,7 @@ def test_a_refused_connection_or_a_timeout_is_transient() -> None:
         silent.listen(1)  # accepts, never answers
         port = silent.getsockname()[1]
         ref = RequestRef(
-            platform=Platform.GITEA, repo=REPO, number=1, api_url=f"http://127.0.0.1:{port}/api/v1"
+            platform="gitea", repo=REPO, number=1, api_url=f"http://127.0.0.1:{port}/api/v1"
         )
         slow = GiteaClient(ref, TOKEN, timeout=0.2)
         with pytest.raises(TransientPublishError, match="in time"):
@@ -288,7 +288,7 @@ def test_a_refused_connection_or_a_timeout_is_transient() -> None:
 
 @pytest.mark.parametrize("api_url", ["gitea.example.com/api/v1", "ftp://gitea.example.com/api/v1"])
 def test_an_api_url_httpx_cannot_use_is_a_setup_error(api_url: str) -> None:
-    ref = RequestRef(platform=Platform.GITEA, repo=REPO, number=1, api_url=api_url)
+    ref = RequestRef(platform="gitea", repo=REPO, number=1, api_url=api_url)
     with pytest.raises(PublishSetupError, match="cannot be used"):
         GiteaClient(ref, TOKEN).read()
 

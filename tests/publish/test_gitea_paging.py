@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from reviewflow.publish.gitea import GiteaClient
+from reviewflow.publish.gitea.client import GiteaClient
 from reviewflow.pullrequest.markers import finding_marker
 from reviewflow.pullrequest.models import NewComment
 from tests.publish.fake_gitea import TOKEN, FakeGitea

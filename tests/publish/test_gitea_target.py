@@ -12,7 +12,6 @@ from reviewflow.ci import ci_variables
 from reviewflow.config import PublishSettings
 from reviewflow.errors import ConfigError, PublishSetupError
 from reviewflow.publish.target import platform_of, request_ref, token_from_env
-from reviewflow.pullrequest.models import Platform
 
 
 def _settings(**values: object) -> PublishSettings:
@@ -37,19 +36,19 @@ def _actions(tmp_path: Path, marker: str, **extra: str) -> dict[str, str]:
 @pytest.mark.parametrize("marker", ["GITEA_ACTIONS", "FORGEJO_ACTIONS"])
 def test_auto_is_gitea_in_gitea_and_forgejo_actions(tmp_path: Path, marker: str) -> None:
     env = _actions(tmp_path, marker, GITHUB_API_URL="https://code.example.com/api/v1")
-    assert platform_of(_settings(target="auto"), env) is Platform.GITEA
+    assert platform_of(_settings(target="auto"), env) == "gitea"
     found = request_ref(_settings(target="auto"), env)
     assert found is not None
     ref, shas = found
     assert (ref.platform, ref.repo, ref.number, ref.api_url) == (
-        Platform.GITEA,
+        "gitea",
         "acme/app",
         12,
         "https://code.example.com/api/v1",
     )
     assert (shas.base, shas.head) == ("b" * 40, "h" * 40)
     del env[marker]
-    assert platform_of(_settings(target="auto"), env) is Platform.GITHUB  # GitHub Actions itself
+    assert platform_of(_settings(target="auto"), env) == "github"  # GitHub Actions itself
 
 
 def test_the_api_is_the_server_url_and_api_v1_unless_a_flag_names_it(tmp_path: Path) -> None:
@@ -93,7 +92,7 @@ def test_what_is_missing_is_named(settings: dict[str, object], message: str) -> 
 
 def test_tokens_and_ci_detection() -> None:
     env = {"GITEA_TOKEN": "job-token", "REVIEWFLOW_GITEA_TOKEN": "own-token"}
-    assert token_from_env(Platform.GITEA, env).get_secret_value() == "own-token"
+    assert token_from_env("gitea", env).get_secret_value() == "own-token"
     with pytest.raises(PublishSetupError, match="set REVIEWFLOW_GITEA_TOKEN or GITEA_TOKEN"):
-        token_from_env(Platform.GITEA, {"GITHUB_TOKEN": "x"})
+        token_from_env("gitea", {"GITHUB_TOKEN": "x"})
     assert ci_variables({"GITEA_ACTIONS": "true"}) == ("GITEA_ACTIONS",)

@@ -14,8 +14,8 @@ from reviewflow.errors import (
     PublishSetupError,
     TransientPublishError,
 )
-from reviewflow.publish.github import GitHubClient
-from reviewflow.publish.github_failures import TOKEN_REFUSED
+from reviewflow.publish.github.client import GitHubClient
+from reviewflow.publish.github.failures import TOKEN_REFUSED
 from reviewflow.pullrequest.context import dismissed_in
 from reviewflow.pullrequest.markers import finding_marker
 from reviewflow.pullrequest.models import NewComment, RequestRef, SummaryNote

@@ -17,8 +17,8 @@ from reviewflow.errors import (
     PublishSetupError,
     TransientPublishError,
 )
-from reviewflow.publish.gitlab import TOKEN_REFUSED, GitLabClient, instance_url
-from reviewflow.pullrequest.models import NewComment, Platform, RequestRef, SummaryNote
+from reviewflow.publish.gitlab.client import TOKEN_REFUSED, GitLabClient, instance_url
+from reviewflow.pullrequest.models import NewComment, RequestRef, SummaryNote
 from tests.publish.fake_gitlab import BOT, BOT_TOKEN, READ_ONLY_TOKEN, FakeGitLab
 
 PROJECT = "group/sub/app"
@@ -363,7 +363,7 @@ def test_a_refused_connection_or_a_timeout_is_transient() -> None:
         silent.listen(1)  # accepts connections, never answers
         port = silent.getsockname()[1]
         ref = RequestRef(
-            platform=Platform.GITLAB, repo=PROJECT, number=1, api_url=f"http://127.0.0.1:{port}"
+            platform="gitlab", repo=PROJECT, number=1, api_url=f"http://127.0.0.1:{port}"
         )
         slow = GitLabClient(ref, BOT_TOKEN, timeout=0.2)
         with pytest.raises(TransientPublishError, match="could not be reached"):
@@ -376,7 +376,7 @@ def test_a_refused_connection_or_a_timeout_is_transient() -> None:
 
 @pytest.mark.parametrize("api_url", ["gitlab.example.com/api/v4", "ftp://gitlab.example.com"])
 def test_an_api_url_requests_cannot_use_is_a_setup_error(api_url: str) -> None:
-    ref = RequestRef(platform=Platform.GITLAB, repo=PROJECT, number=1, api_url=api_url)
+    ref = RequestRef(platform="gitlab", repo=PROJECT, number=1, api_url=api_url)
     client = GitLabClient(ref, BOT_TOKEN)
     with pytest.raises(PublishSetupError, match="API URL cannot be used"):
         client.read()

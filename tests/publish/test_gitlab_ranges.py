@@ -9,7 +9,7 @@ import hashlib
 import gitlab
 import pytest
 
-from reviewflow.publish.gitlab import GitLabClient
+from reviewflow.publish.gitlab.client import GitLabClient
 from reviewflow.pullrequest.context import ours
 from reviewflow.pullrequest.markers import finding_marker
 from reviewflow.pullrequest.models import NewComment

@@ -12,7 +12,6 @@ import pytest
 from flows.cli.main import main
 from reviewflow.publish.platforms import spec_of
 from reviewflow.publish.target import token_variable
-from reviewflow.pullrequest.models import Platform
 from tests.flows.reviewer import ScriptedReviewer
 from tests.gitutil import GitRepo
 from tests.publish.scenario import NUMBER, PROJECT, SPLIT, PullRequest, Side, use_env
@@ -54,7 +53,7 @@ def test_a_refused_token_fails_before_any_model_request(
     assert _review(pr, tmp_path) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and NAMES[side.name] in err and "token" in err, err
-    assert f"(the token from {token_variable(Platform(side.name), side.env(WRONG))}" in err, err
+    assert f"(the token from {token_variable(side.name, side.env(WRONG))}" in err, err
     assert WRONG not in err and wire.requests() == []
     assert not (tmp_path / "out").exists()
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from flows.cli.main import main
-from reviewflow.publish.bitbucket_markup import from_bitbucket, to_bitbucket
+from reviewflow.publish.bitbucket.markup import from_bitbucket, to_bitbucket
 from reviewflow.publish.comments import comment_body
 from reviewflow.pullrequest.markers import finding_fingerprint, posted_finding
 from reviewflow.pullrequest.state import PriorFinding

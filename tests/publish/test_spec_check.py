@@ -14,7 +14,7 @@ import pytest
 
 from reviewflow.config import PublishSettings
 from reviewflow.findings.models import Finding
-from reviewflow.publish.azure_devops import AzureDevOpsClient
+from reviewflow.publish.azure_devops.client import AzureDevOpsClient
 from reviewflow.publish.preflight import prepare
 from reviewflow.publish.publisher import publish
 from reviewflow.publish.target import request_ref, token_from_env

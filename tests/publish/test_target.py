@@ -11,7 +11,6 @@ import pytest
 from reviewflow.config import PublishSettings
 from reviewflow.errors import ConfigError, PublishSetupError, ReviewError
 from reviewflow.publish.target import request_ref, token_from_env
-from reviewflow.pullrequest.models import Platform
 
 
 def _settings(**values: object) -> PublishSettings:
@@ -32,7 +31,7 @@ def test_auto_is_github_in_actions_gitlab_in_gitlab_ci_and_off_elsewhere(tmp_pat
     assert found is not None
     ref, shas = found
     assert (ref.platform, ref.repo, ref.number, ref.api_url) == (
-        Platform.GITHUB,
+        "github",
         "acme/app",
         12,
         "https://ghe.example.com/api/v3",
@@ -79,15 +78,12 @@ def test_what_is_missing_is_named(
 
 def test_tokens_come_from_the_environment_reviewflow_names_first() -> None:
     env = {"GITHUB_TOKEN": "ghs_ci", "REVIEWFLOW_GITHUB_TOKEN": "ghp_own"}
-    assert token_from_env(Platform.GITHUB, env).get_secret_value() == "ghp_own"
-    assert (
-        token_from_env(Platform.GITLAB, {"GITLAB_TOKEN": " glpat-x \n"}).get_secret_value()
-        == "glpat-x"
-    )
+    assert token_from_env("github", env).get_secret_value() == "ghp_own"
+    assert token_from_env("gitlab", {"GITLAB_TOKEN": " glpat-x \n"}).get_secret_value() == "glpat-x"
     with pytest.raises(PublishSetupError, match="set REVIEWFLOW_GITLAB_TOKEN or GITLAB_TOKEN"):
-        token_from_env(Platform.GITLAB, {"GITHUB_TOKEN": "x"})
+        token_from_env("gitlab", {"GITHUB_TOKEN": "x"})
     with pytest.raises(ReviewError) as caught:
-        token_from_env(Platform.GITHUB, {"GITHUB_TOKEN": "ghp secret"})
+        token_from_env("github", {"GITHUB_TOKEN": "ghp secret"})
     assert "secret" not in str(caught.value)
 
 

@@ -33,6 +33,7 @@ from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, get_current_sett
 
 import reviewflow
 from flows.review_flow import threaded_review
+from reviewflow.ci import ci_variable_names
 from reviewflow.config.schema import ReviewSettings
 from reviewflow.prompts import preload_templates
 from reviewflow.providers.protocols import BUILTIN, adapter_spec
@@ -88,6 +89,7 @@ def prepare() -> Inputs | None:
     inputs = settings_inputs()
     root_heartbeat_off()
     prepare_run(ReviewSettings.model_fields["concurrency"].default, tuple(BUILTIN))
+    ci_variable_names()  # the platform registry read (installed plugins' too): children reuse it
     return inputs
 
 

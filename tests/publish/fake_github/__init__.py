@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from reviewflow.pullrequest.models import Platform, RequestRef
+from reviewflow.pullrequest.models import RequestRef
 from tests.publish.fake_github.server import Api, Fault, Handler, RecordedRequest
 from tests.publish.fake_github.shapes import Urls
 from tests.publish.fake_github.state import Pull, ReviewThread, frozen_lines
@@ -84,7 +84,7 @@ class FakeGitHub(LoopbackServer):
         return self._api.urls.api
 
     def ref(self, number: int, repo: str = REPO) -> RequestRef:
-        return RequestRef(platform=Platform.GITHUB, repo=repo, number=number, api_url=self.api_url)
+        return RequestRef(platform="github", repo=repo, number=number, api_url=self.api_url)
 
     # state, as people and pushes change it
     def add_token(self, token: str, login: str, *, read_only: bool = False) -> None:

@@ -1,5 +1,5 @@
 """Bitbucket Data Center's refusals as reviewflow's typed errors (`reviewflow.errors`), for
-`bitbucket_dc.BitbucketServerClient`.
+`dc.BitbucketServerClient`.
 
 Bitbucket answers errors as `{"errors": [{"context", "message", "exceptionName"}]}`;
 atlassian-python-api raises them as a `requests.HTTPError` whose text is their messages and

@@ -16,7 +16,7 @@ inline comment on a line outside the diff's hunks (its own UI comments on expand
 where the diff view would not show it: `post` reads the pull request's diff first and skips
 such a comment, as GitHub's 422 does. A finding over several lines is posted with `start_to`
 when both ends are lines of the diff, else on its last line alone. Markers and our templates'
-HTML are translated both ways in `bitbucket_markup.py` (Bitbucket renders no HTML).
+HTML are translated both ways in `markup.py` (Bitbucket renders no HTML).
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from atlassian.bitbucket.cloud.repositories.pullRequests import PullRequest
 
 from reviewflow.errors import PublishError, PublishSetupError
 from reviewflow.git.parse import parse_unified_diff
-from reviewflow.publish.bitbucket_failures import failure, unusable_url
-from reviewflow.publish.bitbucket_markup import from_bitbucket, to_bitbucket
+from reviewflow.publish.bitbucket.failures import failure, unusable_url
+from reviewflow.publish.bitbucket.markup import from_bitbucket, to_bitbucket
 from reviewflow.publish.client import PlatformClient
 from reviewflow.publish.sessions import CountingSession
 from reviewflow.pullrequest.models import (
@@ -55,12 +55,12 @@ Json = dict[str, Any]
 
 def bitbucket_client(ref: RequestRef, token: str, timeout_s: float) -> PlatformClient:
     """The client of `--publish bitbucket`: Bitbucket Cloud when the API base is Cloud's
-    API 2.0 (`https://api.bitbucket.org/2.0`, the default, which `bitbucket_target.cloud_api`
+    API 2.0 (`https://api.bitbucket.org/2.0`, the default, which `target.cloud_api`
     makes of any URL on Cloud's hosts, or any base ending in `/2.0`: a proxy, the tests' fake),
-    else Bitbucket Data Center (`reviewflow.publish.bitbucket_dc`)."""
+    else Bitbucket Data Center (`reviewflow.publish.bitbucket.dc`)."""
     if is_cloud(ref.api_url):
         return BitbucketCloudClient(ref, token, timeout_s)
-    from reviewflow.publish.bitbucket_dc import BitbucketServerClient
+    from reviewflow.publish.bitbucket.dc import BitbucketServerClient
 
     return BitbucketServerClient(ref, token, timeout_s)
 

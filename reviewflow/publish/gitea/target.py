@@ -9,13 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from reviewflow.config import PublishSettings
+from reviewflow.publish.gitea import detect
 from reviewflow.publish.locate import check_repo, int_of, json_event, require, sha_of
-from reviewflow.pullrequest.models import EventShas, Platform, RequestRef
-
-
-def detect(env: Mapping[str, str]) -> bool:
-    """Gitea or Forgejo Actions (both also set GITHUB_ACTIONS=true)."""
-    return env.get("GITEA_ACTIONS") == "true" or env.get("FORGEJO_ACTIONS") == "true"
+from reviewflow.pullrequest.models import EventShas, RequestRef
 
 
 def api_url(settings: PublishSettings, env: Mapping[str, str]) -> str | None:
@@ -50,7 +46,5 @@ def locate(settings: PublishSettings, env: Mapping[str, str]) -> tuple[RequestRe
     shas = EventShas()
     if number == event_number:
         shas = EventShas(base=sha_of(pull, "base"), head=sha_of(pull, "head"))
-    ref = RequestRef(
-        platform=Platform.GITEA, repo=str(repo), number=int(number or 0), api_url=str(api)
-    )
+    ref = RequestRef(platform="gitea", repo=str(repo), number=int(number or 0), api_url=str(api))
     return ref, shas

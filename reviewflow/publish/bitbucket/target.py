@@ -18,18 +18,13 @@ from urllib.parse import urlsplit
 
 from reviewflow.config import PublishSettings
 from reviewflow.publish.locate import check_repo, int_of, require
-from reviewflow.pullrequest.models import EventShas, Platform, RequestRef
+from reviewflow.pullrequest.models import EventShas, RequestRef
 
 BITBUCKET_API = "https://api.bitbucket.org/2.0"
 _FULL_SHA = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 
 
-def detect(env: Mapping[str, str]) -> bool:
-    """Whether `env` is a Bitbucket Pipelines build."""
-    return bool(env.get("BITBUCKET_BUILD_NUMBER", "").strip())
-
-
-def bitbucket(settings: PublishSettings, env: Mapping[str, str]) -> tuple[RequestRef, EventShas]:
+def locate(settings: PublishSettings, env: Mapping[str, str]) -> tuple[RequestRef, EventShas]:
     event_repo = env.get("BITBUCKET_REPO_FULL_NAME") or None
     repo = settings.repo or event_repo
     event_id = int_of(env.get("BITBUCKET_PR_ID"))
@@ -45,9 +40,7 @@ def bitbucket(settings: PublishSettings, env: Mapping[str, str]) -> tuple[Reques
             head=_full(env.get("BITBUCKET_COMMIT")),
         )
     api = cloud_api(settings.api_url) or BITBUCKET_API
-    ref = RequestRef(
-        platform=Platform.BITBUCKET, repo=str(repo), number=int(number or 0), api_url=api
-    )
+    ref = RequestRef(platform="bitbucket", repo=str(repo), number=int(number or 0), api_url=api)
     return ref, shas
 
 

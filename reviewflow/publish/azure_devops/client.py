@@ -12,7 +12,7 @@ would otherwise create `~/.azure-devops`; `AZURE_DEVOPS_CACHE_DIR` defaults to t
 directory, which exists). A new client asks the collection for its resource locations again
 (OPTIONS `_apis`; the library keeps them process-wide, by URL). The transport (counting
 requests, keeping the last response for its status and rate-limit headers, refusing a 203
-sign-in page, turning errors into reviewflow's) sits in `azure_devops_wire.py`.
+sign-in page, turning errors into reviewflow's) sits in `wire.py`.
 
 A thread is "resolved" when its status is anything but active or pending: reviewflow sets
 `fixed`; a person's `wontFix`, `closed`, `byDesign` or `fixed` is theirs (a dismissal, as a
@@ -27,9 +27,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from reviewflow.errors import TransientPublishError
-from reviewflow.publish.azure_devops_target import split_repo
-from reviewflow.publish.azure_devops_wire import Wire
-from reviewflow.publish.azure_devops_wire import models as m
+from reviewflow.publish.azure_devops.target import split_repo
+from reviewflow.publish.azure_devops.wire import Wire
+from reviewflow.publish.azure_devops.wire import models as m
 from reviewflow.pullrequest.models import (
     NewComment,
     PostedComment,

@@ -1,4 +1,4 @@
-"""Gitea's and Forgejo's REST API v1 as `GiteaClient` (`gitea.py`) uses it: one `httpx` client,
+"""Gitea's and Forgejo's REST API v1 as `GiteaClient` (`client.py`) uses it: one `httpx` client,
 small pydantic models of the fields read, page-by-page listing and every failure as a
 `reviewflow.errors` type (`client.py` states the contract).
 

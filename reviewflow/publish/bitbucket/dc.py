@@ -20,7 +20,7 @@ on older servers) and its activities, paged with `start`/`limit` until `isLastPa
 comment added (`COMMENTED`/`ADDED`) carries its replies nested in `comments`. A root with an
 anchor is a thread (resolved: `threadResolved`, by `threadResolver`, or a resolved task); one
 without is a summary note, as are its replies. Comment texts pass through
-`bitbucket_dc_text.from_dc` on read and `to_dc` on write (markers Bitbucket never renders).
+`dc_text.from_dc` on read and `to_dc` on write (markers Bitbucket never renders).
 """
 
 from __future__ import annotations
@@ -35,14 +35,14 @@ import requests
 from atlassian.bitbucket import Bitbucket
 
 from reviewflow.errors import PublishError, PublishRefused, PublishSetupError, TransientPublishError
-from reviewflow.publish.bitbucket_dc_errors import (
+from reviewflow.publish.bitbucket.dc_errors import (
     Attempt,
     about_anchor,
     detail_of,
     failure,
     status_of,
 )
-from reviewflow.publish.bitbucket_dc_text import (
+from reviewflow.publish.bitbucket.dc_text import (
     PullRequestDiff,
     anchor,
     from_dc,

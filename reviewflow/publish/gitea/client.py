@@ -1,5 +1,5 @@
 """Gitea's and Forgejo's side of publishing: `GiteaClient`, a `PlatformClient` on their REST API
-v1 (`gitea_api.py`: why no client library, the models, the errors).
+v1 (`api.py`: why no client library, the models, the errors).
 
 - **Threads.** Gitea's review comments carry no `in_reply_to`: a conversation is the code
   comments on one path and line (`position`), across reviews, as its Files view shows them (a
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from reviewflow.errors import PublishSetupError
 from reviewflow.git.parse import parse_unified_diff
-from reviewflow.publish.gitea_api import (
+from reviewflow.publish.gitea.api import (
     GiteaApi,
     IssueComment,
     Pull,

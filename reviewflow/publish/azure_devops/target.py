@@ -17,15 +17,7 @@ from urllib.parse import urlsplit
 from reviewflow.config import PublishSettings
 from reviewflow.errors import ConfigError
 from reviewflow.publish.locate import check_repo, int_of, require
-from reviewflow.pullrequest.models import EventShas, Platform, RequestRef
-
-
-def detect(env: Mapping[str, str]) -> bool:
-    """Azure Pipelines (`TF_BUILD=True`) building an Azure Repos repository: a pipeline of a
-    GitHub or Bitbucket repository (`BUILD_REPOSITORY_PROVIDER`) publishes there only when
-    asked (`--publish github` with its flags)."""
-    provider = env.get("BUILD_REPOSITORY_PROVIDER", "TfsGit").strip().lower()
-    return env.get("TF_BUILD", "").strip().lower() == "true" and provider in ("tfsgit", "")
+from reviewflow.pullrequest.models import EventShas, RequestRef
 
 
 def split_repo(repo: str) -> tuple[str, str]:
@@ -66,7 +58,5 @@ def locate(settings: PublishSettings, env: Mapping[str, str]) -> tuple[RequestRe
     shas = EventShas()
     if number == event_id:
         shas = EventShas(head=env.get("SYSTEM_PULLREQUEST_SOURCECOMMITID") or None)
-    ref = RequestRef(
-        platform=Platform.AZURE_DEVOPS, repo=str(repo), number=int(number or 0), api_url=api
-    )
+    ref = RequestRef(platform="azure", repo=str(repo), number=int(number or 0), api_url=api)
     return ref, shas

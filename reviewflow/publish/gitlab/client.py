@@ -11,7 +11,7 @@ it into a thread, which must not hide it).
 
 A multi-line finding is posted at its last line (`new_line = end_line`) with a `line_range`
 from its first: each end's `line_code` needs the old-side numbers, read from the merge request's
-diff (once, and only when a comment spans lines; `gitlab_lines.py`). A range whose ends are not
+diff (once, and only when a comment spans lines; `lines.py`). A range whose ends are not
 both lines of the diff is left out: the comment then sits on its last line alone.
 """
 
@@ -33,7 +33,7 @@ from reviewflow.errors import (
     TokenRefused,
     TransientPublishError,
 )
-from reviewflow.publish.gitlab_lines import DiffLines, files_lines, line_range
+from reviewflow.publish.gitlab.lines import DiffLines, files_lines, line_range
 from reviewflow.publish.sessions import UNUSABLE_URL, CountingSession, unreachable
 from reviewflow.publish.waits import retry_wait
 from reviewflow.pullrequest.models import (

@@ -2,7 +2,7 @@
 
 githubkit's own retries and HTTP cache are off: the publishing task's Prefect retries decide, and
 a cached answer must never hide a write. Every failure leaves as a `reviewflow.errors` type with
-a one-line message that names the request and never the token (`github_failures.py`).
+a one-line message that names the request and never the token (`failures.py`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from githubkit_schemas.latest.types import (
 )
 
 from reviewflow.errors import PublishSetupError
-from reviewflow.publish.github_failures import Action, guarded
+from reviewflow.publish.github.failures import Action, guarded
 from reviewflow.pullrequest.models import (
     NewComment,
     PostedComment,

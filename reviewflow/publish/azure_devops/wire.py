@@ -39,7 +39,7 @@ from reviewflow.errors import (
     TokenRefused,
     TransientPublishError,
 )
-from reviewflow.publish.azure_devops_target import split_repo
+from reviewflow.publish.azure_devops.target import split_repo
 from reviewflow.publish.sessions import UNUSABLE_URL, unreachable
 from reviewflow.publish.waits import retry_wait
 from reviewflow.pullrequest.models import RequestRef
