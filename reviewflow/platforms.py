@@ -3,9 +3,9 @@
 comes from and the client that speaks its API (both named by import path), and its words.
 
 A built-in platform is a package `reviewflow/publish/<platform>/` whose `__init__` holds its
-spec as `PLATFORM`: the registry finds it there, so adding one edits no shared file. An
-installed package adds one through the entry point group `reviewflow.platforms`, whose object
-is a `PlatformSpec`:
+spec as `PLATFORM`, declared by reviewflow's own entry point in the group `reviewflow.platforms`
+(pyproject.toml): the registry names no platform module, so the import rule runs one way. An
+installed package adds one through the same group, whose object is a `PlatformSpec`:
 
     [project.entry-points."reviewflow.platforms"]
     forge = "reviewflow_forge:PLATFORM"
@@ -22,14 +22,13 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import EntryPoint, entry_points
-from pathlib import Path
+from importlib.metadata import EntryPoint, PackageNotFoundError, distribution, entry_points
 from typing import Any
 
 from reviewflow.errors import ConfigError
 
 ENTRY_POINT_GROUP = "reviewflow.platforms"
-BUILTIN_PACKAGE = "reviewflow.publish"  # its subpackages with a PLATFORM are the built-ins
+DISTRIBUTION = "reviewflow"  # its own entry points in the group are the built-in platforms
 RESERVED = ("off", "auto")  # `--publish` choices that are not platforms
 _NAME = re.compile(r"^[a-z][a-z0-9-]{1,30}$")
 
@@ -101,13 +100,17 @@ class PlatformSpec:
 
 @cache
 def builtin() -> Mapping[str, PlatformSpec]:
-    """The built-in platforms: every package of `reviewflow/publish/` with a `PLATFORM`, by
-    name (found on disk, so an installed copy's stale metadata cannot hide one)."""
-    folder = Path(__file__).with_name(BUILTIN_PACKAGE.rpartition(".")[2])
+    """The built-in platforms by name: the entry points reviewflow's own distribution declares in
+    the group (pyproject.toml), each a package `reviewflow/publish/<platform>/` holding its spec.
+    One distribution's metadata is read, not every installed one's."""
+    try:
+        declared = distribution(DISTRIBUTION).entry_points.select(group=ENTRY_POINT_GROUP)
+    except PackageNotFoundError:
+        raise ConfigError("reviewflow is not installed (run `make install`)") from None
     found: dict[str, PlatformSpec] = {}
-    for package in sorted(p.parent.name for p in folder.glob("*/__init__.py")):
-        spec = getattr(importlib.import_module(f"{BUILTIN_PACKAGE}.{package}"), "PLATFORM", None)
-        if isinstance(spec, PlatformSpec):
+    for entry in sorted(declared, key=lambda e: e.name):
+        spec = entry.load()
+        if isinstance(spec, PlatformSpec) and spec.name == entry.name:
             found[spec.name] = spec
     return found
 

@@ -185,8 +185,9 @@ class Codebase:
         return self._imports[module, lazy]
 
     def module_graph(self) -> dict[str, set[str]]:
-        """Which of our modules each module imports."""
-        return {m: {n for n in self.imports(m) if n in self.modules} for m in self.modules}
+        """Which of our modules each module imports (a module naming itself, as the registry
+        names its own entry point group, imports nothing)."""
+        return {m: {n for n in self.imports(m) if n in self.modules} - {m} for m in self.modules}
 
     def package_graph(self, package: Callable[[str], str]) -> dict[str, set[str]]:
         """Which packages each package's modules import (`package` names a module's)."""

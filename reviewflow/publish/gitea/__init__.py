@@ -1,17 +1,10 @@
 """Gitea and Forgejo: the spec for the platform registry. The client is `client.py` (its REST
-API in `api.py`), the request's locator `target.py`."""
+API in `api.py`), the request's locator `target.py`, its CI's detection `ci.py`."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from reviewflow.platforms import PlatformSpec
-
-
-def detect(env: Mapping[str, str]) -> bool:
-    """Gitea or Forgejo Actions (both also set GITHUB_ACTIONS=true)."""
-    return env.get("GITEA_ACTIONS") == "true" or env.get("FORGEJO_ACTIONS") == "true"
-
+from reviewflow.publish.gitea.ci import detect
 
 PLATFORM = PlatformSpec(
     name="gitea",

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from reviewflow.config import PublishSettings
-from reviewflow.publish.gitea import detect
+from reviewflow.publish.gitea.ci import detect
 from reviewflow.publish.locate import check_repo, int_of, json_event, require, sha_of
 from reviewflow.pullrequest.models import EventShas, RequestRef
 
