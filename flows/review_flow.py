@@ -33,7 +33,7 @@ from reviewflow.findings.finalize import Finalized
 from reviewflow.findings.localize import Localized
 from reviewflow.findings.stages import CANCELLED, ModelStages
 from reviewflow.fsutil import private_umask
-from reviewflow.providers.pool import ProviderHandle, ProviderPool, ReviewObserver, pool_for
+from reviewflow.providers.pool import ProviderHandle, ReviewObserver, pool_for, review_pools
 from reviewflow.publish.setup import fallback_summary
 from reviewflow.pullrequest.context import PullRequestContext
 from reviewflow.pullrequest.models import PublishResult
@@ -310,7 +310,7 @@ def run_review(
     flow_ = review_flow(config)
     with (
         private_umask(),
-        ProviderPool.from_config(config, observer=progress, budget=budget) as pool,
+        review_pools(config, observer=progress, budget=budget) as pool,
     ):
         try:
             with cancel.deferred():  # the flow takes a cancel where it waits for its stages
