@@ -126,14 +126,14 @@ def stopping_dask() -> type[DaskTaskRunner]:
         def __exit__(self, *args: Any) -> None:
             if self._cancel_key is not None:
                 cancel.unlisten(self._cancel_key)
-            if self.address:  # a cluster that outlives the run: its pools there are closed
-                self._remove_pools()
             if cancel.requested():
                 if self._stopping is None:
                     self._on_cancel()
                 if self._stopping is not None:
                     self._stopping.join(STOP_WAIT_S)
                 self._end_own_workers()
+            if self.address:  # a cluster that outlives the run: its pools there are closed
+                self._remove_pools()  # (after a cancel's stop: what they abandon is Cancelled)
             super().__exit__(*args)
 
         def _remove_pools(self) -> None:
