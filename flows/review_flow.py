@@ -34,7 +34,7 @@ from reviewflow.findings.localize import Localized
 from reviewflow.findings.stages import CANCELLED, ModelStages
 from reviewflow.fsutil import private_umask
 from reviewflow.git.models import Change
-from reviewflow.providers.pool import ProviderHandle, ProviderPool, ReviewObserver
+from reviewflow.providers.pool import ProviderHandle, ReviewObserver, review_pools
 from reviewflow.publish.setup import fallback_summary
 from reviewflow.pullrequest.context import PullRequestContext
 from reviewflow.pullrequest.models import PublishResult
@@ -277,7 +277,7 @@ def run_review(
     prepared = None if front is None else Prepared(scope=front.scope, packs=front.packs)
     with (
         private_umask(),
-        ProviderPool.from_config(config, observer=progress, budget=budget) as pool,
+        review_pools(config, observer=progress, budget=budget) as pool,
     ):
         try:
             with cancel.deferred():  # the flow takes a cancel where it waits for its stages

@@ -18,9 +18,9 @@ from reviewflow import cancel
 from reviewflow.config import Config, TaskRunner
 from reviewflow.config.schema import ENV_PREFIX
 from reviewflow.errors import ConfigError
-from reviewflow.providers import pool
 from reviewflow.providers.pool import ProviderHandle
 from tasks.caching import as_is
+from tasks.pools import plugin_name, run_pools_plugin, stop_on_worker
 
 if TYPE_CHECKING:
     from prefect_dask import DaskTaskRunner
@@ -74,19 +74,24 @@ def stopping_dask() -> type[DaskTaskRunner]:
     class StoppingDask(DaskTaskRunner):
         """A DaskTaskRunner that stops on a cancel as the thread runner does.
 
+        The review's provider pools on the workers: the first stage submitted with a handle of
+        a flow run's pools registers that run's worker plugin (`tasks.pools`), which holds the
+        run's pools on every worker (and any that joins); the runner's exit removes it, which
+        closes them there (on a cluster of its own, the workers end with the cluster).
+
         The first signal (`reviewflow.cancel`) cancels every stage not finished yet and tells
-        every worker to stop the review's provider pools (those named by the handles its
-        stages were given): a worker then sends no request of this review again and abandons
-        those in flight, and the stages running there end Cancelled (`tasks.llm.cancellable`),
-        as on threads; those Dask cancels before they start never get a task run. The workers
-        are told from a thread the signal starts (a signal handler must be quick); the
-        runner's exit waits for that (bounded) before it closes the client or the cluster.
+        every worker to stop the review's provider pools: a worker then sends no request of
+        this review again and abandons those in flight, and the stages running there end
+        Cancelled (`tasks.llm.cancellable`), as on threads; those Dask cancels before they
+        start never get a task run. The workers are told from a thread the signal starts (a
+        signal handler must be quick); the runner's exit waits for that (bounded) before it
+        closes the client or the cluster.
         """
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             self._futures: list[Any] = []
-            self._pools: set[str] = set()
+            self._registries: set[str] = set()  # the flow runs whose pools are on the workers
             self._cancel_key: int | None = None
             self._stopping: threading.Thread | None = None
 
@@ -102,7 +107,9 @@ def stopping_dask() -> type[DaskTaskRunner]:
 
         def submit(self, task: Any, parameters: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
             handles = [v for v in parameters.values() if isinstance(v, ProviderHandle)]
-            self._pools.update(handle.pool_id for handle in handles)
+            for registry in {handle.registry for handle in handles} - self._registries:
+                self.client.register_plugin(run_pools_plugin()(registry))
+                self._registries.add(registry)
             future = super().submit(task, parameters, *args, **kwargs)
             self._futures.append(future.wrapped_future)
             return future
@@ -125,7 +132,18 @@ def stopping_dask() -> type[DaskTaskRunner]:
                 if self._stopping is not None:
                     self._stopping.join(STOP_WAIT_S)
                 self._end_own_workers()
+            if self.address:  # a cluster that outlives the run: its pools there are closed
+                self._remove_pools()  # (after a cancel's stop: what they abandon is Cancelled)
             super().__exit__(*args)
+
+        def _remove_pools(self) -> None:
+            """Remove the runs' worker plugins (the workers close their pools)."""
+            client = self._client
+            if client is None:
+                return
+            for registry in sorted(self._registries):
+                with contextlib.suppress(OSError, ValueError):  # gone, or never set up there
+                    client.unregister_worker_plugin(plugin_name(registry))
 
         def _end_own_workers(self) -> None:
             """A cancel, on the LocalCluster this review started: its worker processes end
@@ -158,7 +176,7 @@ def stopping_dask() -> type[DaskTaskRunner]:
             try:
                 if pending:
                     client.cancel(pending)
-                client.run(pool.stop, sorted(self._pools))
+                client.run(stop_on_worker, sorted(self._registries))
             except OSError:  # the cluster is gone (or unreachable): nothing left to stop
                 return
 

@@ -10,6 +10,10 @@ keeps what it finished.
 
 An incomplete result (a provider that kept failing, an exhausted tool loop) is never reused: the
 key function forgets such a record before Prefect looks it up, so the next run pays for it again.
+It reads the record through Prefect's public result store (`ResultStore.read`, documented in
+`prefect.results`) and deletes our own file from our own results folder; nothing of Prefect's
+private state (its in-memory record cache, its storage's path resolution) is touched: Prefect
+decides a cache hit by `ResultStore.exists`, which reads the storage.
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ from typing import Any, TypeVar, cast
 
 from prefect.context import TaskRunContext
 from prefect.filesystems import LocalFileSystem
-from prefect.results import ResultRecord
 from prefect.utilities.annotations import quote
 from pydantic import BaseModel
 
@@ -108,18 +111,18 @@ def canonical(value: Any) -> Any:
 
 
 def _forget_if_incomplete(context: TaskRunContext, key: str) -> None:
-    """Delete a stored result that is incomplete, so Prefect computes it again."""
-    storage = context.result_store.result_storage
+    """Delete a stored result that is incomplete, so Prefect computes it again (our results are
+    files in our own folder: `stage_options` makes the storage a local one)."""
+    store = context.result_store
+    storage = store.result_storage
     if not isinstance(storage, LocalFileSystem) or storage.basepath is None:
         return
-    path = Path(storage.basepath).expanduser().resolve() / key  # as LocalFileSystem resolves it
     try:
-        record: ResultRecord[Any] = ResultRecord.deserialize(path.read_bytes())
+        record = store.read(key)
     except (OSError, ValueError):
         return  # no record (or one Prefect cannot read either): nothing to forget
     if is_incomplete(record.result):
-        path.unlink(missing_ok=True)
-        context.result_store.cache.pop(str(path), None)
+        (Path(storage.basepath).expanduser().resolve() / key).unlink(missing_ok=True)
 
 
 def is_incomplete(result: Any) -> bool:

@@ -2,7 +2,7 @@
 
 The task takes a `ProviderHandle` (model settings without the API key) and the request; the key
 stays inside the process, in the review's `ProviderPool` (or, in another process, is read from
-that process's config and environment).
+that process's config and environment); `tasks.pools.pool_of` finds the pool.
 
 Accounting does not depend on which process ran the task: the response carries `attempts` (the
 task run's run count: 1, or 2 after a retry), and so does a final `ProviderFailure` (its
@@ -30,9 +30,10 @@ from prefect.transactions import get_transaction
 from reviewflow.errors import TransientProviderError
 from reviewflow.providers.failures import ProviderFailure, never_reached
 from reviewflow.providers.messages import ModelRequest, ModelResponse
-from reviewflow.providers.pool import ProviderHandle, ReviewCancelled, pool_for
+from reviewflow.providers.pool import ProviderHandle, ReviewCancelled
 from reviewflow.review.records import Send
 from tasks.caching import as_is
+from tasks.pools import pool_of
 
 RETRIES = 1
 RETRY_DELAY_SECONDS = 2.0
@@ -93,7 +94,7 @@ def llm_request(handle: ProviderHandle, request: ModelRequest) -> ModelResponse:
 
 def request_model(handle: ProviderHandle, request: ModelRequest) -> ModelResponse:
     """The request without Prefect: one attempt, counted in the pool's meter."""
-    return pool_for(handle).complete(request)
+    return pool_of(handle).complete(request)
 
 
 def _attempt() -> int:
@@ -109,10 +110,10 @@ def sender(handle: ProviderHandle, path: str | None = None) -> Send:
     With `path`, the review's progress display is told that file is in progress as its
     requests go out (in the process of the review's pool; elsewhere there is none). A request
     the review's budget would refuse raises `BudgetExceeded` here, without a task run."""
-    observer = pool_for(handle).observer if path is not None else None
+    observer = pool_of(handle).observer if path is not None else None
 
     def send(request: ModelRequest) -> ModelResponse:
-        budget = pool_for(handle).budget  # (a closed pool raises here, as the task would)
+        budget = pool_of(handle).budget  # (a closed pool raises here, as the task would)
         if budget is not None:  # refused here: no task run (the pool checks again)
             budget.check(request)
         if observer is not None and path is not None:

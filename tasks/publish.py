@@ -2,7 +2,8 @@
 
 Never cached (it writes to the platform); retried for what passes (an API that is down, a rate
 limit: waited for first, as `retry-after` or the reset time says, bounded), never for a refusal.
-The token is not an input: `reviewflow.publish.tokens` holds it in this process.
+The token is not an input: the review's `publishing` block holds it in the review's context, in
+which this task runs (called from the flow's body, never submitted): `reviewflow.publish.tokens`.
 """
 
 from __future__ import annotations

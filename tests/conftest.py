@@ -27,6 +27,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 
 from reviewflow import cancel  # noqa: E402
 from reviewflow.cancel import Canceller  # noqa: E402
+from reviewflow.providers.registry import PoolRegistry  # noqa: E402
 from tests.gitutil import GitRepo  # noqa: E402
 from tests.netguard import netguard  # noqa: E402
 from tests.wire_server import WireServer  # noqa: E402
@@ -319,3 +320,11 @@ def wire() -> Iterator[WireServer]:
     """A scripted model server on 127.0.0.1 speaking all three protocols."""
     with WireServer() as server:
         yield server
+
+
+@pytest.fixture
+def pools() -> Iterator[PoolRegistry]:
+    """A flow run's provider pools, as `run_review` opens them: a registry active in the test's
+    context (pools made in it join it, handles resolve in it), every pool closed at the end."""
+    with PoolRegistry() as registry, registry.active():
+        yield registry

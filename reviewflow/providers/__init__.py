@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         UserMessage,
     )
     from reviewflow.providers.pool import ProviderHandle, ProviderPool, UsageTotals, pool_for
+    from reviewflow.providers.registry import PoolRegistry
 
 _HOMES = {
     "Provider": "base",
@@ -51,6 +52,7 @@ _HOMES = {
         "messages",
     ),
     **dict.fromkeys(("ProviderHandle", "ProviderPool", "UsageTotals", "pool_for"), "pool"),
+    "PoolRegistry": "registry",
 }
 
 __all__ = [
@@ -59,6 +61,7 @@ __all__ = [
     "Message",
     "ModelRequest",
     "ModelResponse",
+    "PoolRegistry",
     "Provider",
     "ProviderHandle",
     "ProviderPool",

@@ -1,22 +1,29 @@
 """A per-review provider pool: bounded requests in flight, a usage meter, a key-free handle.
 
+Every pool belongs to a `PoolRegistry`, the pools of one flow run in one process, where a
+handle is resolved (`pool_for`); `review_pools` opens the review's registry and pool for its flow
+run and closes both at its end (see `reviewflow.providers.registry` for who finds it, and how).
+
 The meter is an in-process convenience: it sees the attempts made through this pool object
-only. Tasks that run in other processes (Dask, process pools) resolve the handle to a pool of
-their own, so a review totals its requests from `ModelResponse.attempts` and from the
-`attempts` of a final `ProviderFailure`, which `llm_request` sets wherever it runs.
+only. Tasks that run in other processes (Dask) resolve the handle to a pool of their own, in
+their process's registry of the run, so a review totals its requests from
+`ModelResponse.attempts` and from the `attempts` of a final `ProviderFailure`, which
+`llm_request` sets wherever it runs.
 
 A cancel stops a review's pools: by the signal in the review's process, and on a Dask worker by
-`stop`. A stopped pool sends nothing more and abandons its requests in flight, and each request
-it refuses or abandons raises `ReviewCancelled` (not a failed request: its stage is cancelled).
+its registry's `stop`. A stopped pool sends nothing more and abandons its requests in flight,
+and each request it refuses or abandons raises `ReviewCancelled` (not a failed request: its
+stage is cancelled).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import typing
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
 
 from pydantic import BaseModel, ConfigDict, SecretStr
@@ -35,6 +42,7 @@ from reviewflow.providers.base import Provider
 from reviewflow.providers.budget import Budget
 from reviewflow.providers.factory import check_settings, create_provider
 from reviewflow.providers.messages import ModelRequest, ModelResponse, Usage
+from reviewflow.providers.registry import PoolRegistry
 
 ProviderFactory = Callable[[ModelSettings], Provider]
 
@@ -57,12 +65,14 @@ class ProviderHandle(BaseModel):
     """What a task needs to reach a pool: the model settings without the API key.
 
     `pid` is the process that made the pool: there, an unknown pool is a closed one.
+    `registry`: the ID of its flow run's `PoolRegistry` (a Dask worker's is found by it).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     pool_id: str
     pid: int
+    registry: str
     protocol: str
     model: str
     endpoint: str | None
@@ -142,13 +152,11 @@ class UsageMeter:
             return UsageTotals(**self._usage.model_dump(), requests=self._requests)
 
 
-_POOLS: dict[str, ProviderPool] = {}
-_POOLS_LOCK = threading.Lock()
-_STOPPED: set[str] = set()  # pools of a cancelled review (`stop`, or the signal in this process)
-
-
 class ProviderPool:
-    """One provider per review: at most `concurrency` requests in flight, usage metered."""
+    """One provider per review: at most `concurrency` requests in flight, usage metered.
+
+    `registry`: the flow run's pools it joins, where its handle resolves to it (by default the
+    registry active in this context, else one of its own: a pool no handle reaches)."""
 
     def __init__(
         self,
@@ -158,8 +166,10 @@ class ProviderPool:
         pool_id: str | None = None,
         observer: ReviewObserver | None = None,
         budget: Budget | None = None,
+        registry: PoolRegistry | None = None,
     ) -> None:
         check_settings(settings)
+        self.registry = registry or PoolRegistry.current() or PoolRegistry()
         self.observer = observer
         self.budget = budget  # the review's, checked before each request (in this process)
         self.settings = settings
@@ -167,13 +177,16 @@ class ProviderPool:
         self.id = pool_id or uuid.uuid4().hex
         self.pid = os.getpid()
         self.closed = False
+        self._released = False
         self._factory = factory
         self._provider = factory(settings)
         self._slots = threading.BoundedSemaphore(max(1, concurrency))
         self._siblings: dict[str, ProviderPool] = {}  # other models, see `for_model`
+        self._lock = threading.Lock()
         self.handle = ProviderHandle(
             pool_id=self.id,
             pid=self.pid,
+            registry=self.registry.id,
             protocol=settings.protocol,
             model=settings.name,
             endpoint=settings.endpoint,
@@ -181,16 +194,23 @@ class ProviderPool:
             concurrency=max(1, concurrency),
             **settings.model_dump(include=set(_PLATFORM_FIELDS)),
         )
-        self._registered = _register(self)
+        self._registered = self.registry.add(self)
         self._cancel_key = cancel.listen(self._stop_sending)  # a cancel: not one request more
 
     @classmethod
     def from_config(
-        cls, config: Config, observer: ReviewObserver | None = None, budget: Budget | None = None
+        cls,
+        config: Config,
+        observer: ReviewObserver | None = None,
+        budget: Budget | None = None,
+        registry: PoolRegistry | None = None,
     ) -> ProviderPool:
         """The pool for a review's effective config (`model.*`, `review.concurrency`), with
         the review's budget if it has one."""
-        return cls(config.model, config.review.concurrency, observer=observer, budget=budget)
+        review = config.review
+        return cls(
+            config.model, review.concurrency, observer=observer, budget=budget, registry=registry
+        )
 
     def complete(self, request: ModelRequest) -> ModelResponse:
         """One request attempt through the pool's provider, waiting for a free slot.
@@ -198,11 +218,11 @@ class ProviderPool:
         Metered: the attempt, and the usage of its answer even when the answer is rejected.
         With a budget, a request that would cross it is not sent (`BudgetExceeded`).
         """
-        if self.closed or self.id in _STOPPED:
-            raise _refusal(self.id)
+        if self.closed or self.registry.stopped(self.id):
+            raise self._refusal()
         with self._slots:
-            if self.closed or self.id in _STOPPED:  # cancelled (or closed) while it waited
-                raise _refusal(self.id)
+            if self.closed or self.registry.stopped(self.id):  # cancelled (or closed) meanwhile
+                raise self._refusal()
             held = self.budget.reserve(request) if self.budget is not None else None
             self.meter.count_request()
             usage: Usage | None = None
@@ -216,7 +236,7 @@ class ProviderPool:
                 if not sent:  # it could not be built: no attempt, nothing spent
                     self.meter.count_request(-1)
                 self._count(usage or Usage())
-                if self.id in _STOPPED:  # abandoned by the cancel: the stage ends Cancelled
+                if self.registry.stopped(self.id):  # abandoned by the cancel: ends Cancelled
                     raise _cancelled_error(self.id) from exc
                 raise
             finally:
@@ -231,19 +251,26 @@ class ProviderPool:
         `review.concurrency`, the review's usage and its budget cover both; closed with it."""
         if name == self.settings.name:
             return self.handle
-        with _POOLS_LOCK:
+        with self._lock:
             sibling = self._siblings.get(name)
         if sibling is None:
             update: dict[str, object] = {"name": name}
             if self.settings.platform == Platform.AZURE:
                 update["deployment"] = None  # the verifier's deployment is named by its model
             settings = self.settings.model_copy(update=update)
-            sibling = ProviderPool(settings, self.handle.concurrency, self._factory)
+            sibling = ProviderPool(
+                settings, self.handle.concurrency, self._factory, registry=self.registry
+            )
             sibling.observer, sibling.meter, sibling._slots = self.observer, self.meter, self._slots
             sibling.budget = self.budget
-            with _POOLS_LOCK:
+            with self._lock:
                 self._siblings[name] = sibling
         return sibling.handle
+
+    def _refusal(self) -> PoolClosedError | ReviewCancelled:
+        """Why this pool sends nothing: its review was cancelled, or it was closed."""
+        stopped = self.registry.stopped(self.id)
+        return _cancelled_error(self.id) if stopped else _closed_error(self.id)
 
     def _count(self, usage: Usage) -> None:
         self.meter.add(usage)
@@ -253,7 +280,7 @@ class ProviderPool:
     def _stop_sending(self) -> None:
         """A cancel (in the signal handler): no request is sent from now on; those in flight
         are abandoned when the review closes the pool."""
-        _STOPPED.add(self.id)  # (no lock in a signal handler: set.add is atomic)
+        self.registry.mark_stopped(self.id)  # (no lock in a signal handler: set.add is atomic)
         self.closed = True
 
     def close(self) -> None:
@@ -261,11 +288,13 @@ class ProviderPool:
         in flight)."""
         self.closed = True
         cancel.unlisten(self._cancel_key)
+        with self._lock:
+            released, self._released = self._released, True
+        if released:  # closed already (with its registry, or a sibling with its pool)
+            return
         for sibling in list(self._siblings.values()):
             sibling.close()
-        with _POOLS_LOCK:
-            if _POOLS.get(self.id) is self:
-                del _POOLS[self.id]
+        self.registry.discard(self)
         self._provider.close()
 
     def __enter__(self) -> ProviderPool:
@@ -280,51 +309,53 @@ class ProviderPool:
         self.close()
 
 
-def pool_for(handle: ProviderHandle, env: Mapping[str, str] | None = None) -> ProviderPool:
-    """The live pool behind `handle`; in another process, a new one keyed from its environment.
+def pool_for(
+    handle: ProviderHandle,
+    registry: PoolRegistry | None = None,
+    env: Mapping[str, str] | None = None,
+) -> ProviderPool:
+    """The live pool behind `handle` in `registry` (by default the one active in this context:
+    its flow run's); in another process than the pool's, a new one keyed from its environment,
+    kept in `registry` for the run's later stages there.
 
     In the process that made the pool, a pool that is gone was closed: that is an error, not
     a reason to start a second pool (and meter) behind the review's back.
     """
-    with _POOLS_LOCK:
-        pool = _POOLS.get(handle.pool_id)
-        stopped = handle.pool_id in _STOPPED
-    if pool is not None and pool.pid == os.getpid():
+    registry = registry or PoolRegistry.current()
+    if registry is None:
+        raise PoolClosedError(
+            f"provider pool {handle.pool_id} is out of reach: no flow run's provider pools are "
+            "open in this context (resolve a handle inside its run)"
+        )
+    pool = registry.get(handle.pool_id)
+    if isinstance(pool, ProviderPool) and pool.pid == os.getpid():
         return pool  # (its review cancelled, it refuses every request: see `complete`)
-    if stopped:
+    if registry.stopped(handle.pool_id):
         raise _cancelled_error(handle.pool_id)
     if handle.pid == os.getpid():
         raise _closed_error(handle.pool_id)
     env = os.environ if env is None else env
     settings = handle.settings(environment_key(handle.protocol, env, handle.platform))
-    candidate = ProviderPool(settings, handle.concurrency, pool_id=handle.pool_id)
+    candidate = ProviderPool(
+        settings, handle.concurrency, pool_id=handle.pool_id, registry=registry
+    )
     if candidate._registered is not candidate:  # another thread registered first
         candidate.close()
     return candidate._registered
 
 
-def stop(pool_ids: list[str]) -> None:
-    """A review in another process was cancelled (a Dask worker is told so): its pools here
-    send nothing more, their requests in flight are abandoned, and none is made again."""
-    with _POOLS_LOCK:
-        _STOPPED.update(pool_ids)
-        pools = [_POOLS[pool_id] for pool_id in pool_ids if pool_id in _POOLS]
-    for pool in pools:
-        pool.close()
-
-
-def _register(pool: ProviderPool) -> ProviderPool:
-    """Register `pool` unless a live pool of this process has its id; return the one in use."""
-    with _POOLS_LOCK:
-        current = _POOLS.get(pool.id)
-        if current is None or current.pid != pool.pid:  # none, or one inherited by a fork
-            _POOLS[pool.id] = current = pool
-        return current
-
-
-def _refusal(pool_id: str) -> PoolClosedError | ReviewCancelled:
-    """Why pool `pool_id` sends nothing: its review was cancelled, or it was closed."""
-    return _cancelled_error(pool_id) if pool_id in _STOPPED else _closed_error(pool_id)
+@contextlib.contextmanager
+def review_pools(
+    config: Config, observer: ReviewObserver | None = None, budget: Budget | None = None
+) -> Iterator[ProviderPool]:
+    """The review's pool for one flow run in this process, in a registry of its own that is
+    active in this context until the block ends; every pool of the run is closed then."""
+    with (
+        PoolRegistry() as registry,
+        registry.active(),
+        ProviderPool.from_config(config, observer, budget, registry) as pool,
+    ):
+        yield pool
 
 
 def _cancelled_error(pool_id: str) -> ReviewCancelled:

@@ -1,6 +1,6 @@
 """Publishing set up for one review, before it starts: the request found, the token checked
 by reading the request (exit 2 before any model request when either fails), the review's
-range chosen, and the token registered for the publishing task of this process."""
+range chosen, and the token held for the review's publishing task (`tokens.holding`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from reviewflow.git.repo import find_repo_root
 from reviewflow.publish.preflight import prepare
 from reviewflow.publish.summary import render_summary
 from reviewflow.publish.target import platform_of, request_ref, token_from_env, token_source
-from reviewflow.publish.tokens import client_for, registered
+from reviewflow.publish.tokens import client_for, holding
 from reviewflow.pullrequest.context import PullRequestContext
 from reviewflow.pullrequest.state import PriorFinding
 from reviewflow.report.outcome import ReviewOutcome
@@ -34,7 +34,7 @@ def publishing(
     run_url: str | None = None,
 ) -> Iterator[ReviewRequest]:
     """`request` as it publishes to its pull/merge request (unchanged when not publishing);
-    the token (`token`, else the platform's environment variable) is usable inside only."""
+    the token (`token`, else the platform's environment variable) is held inside only."""
     if request.mode is DiffMode.STDIN and platform_of(config.publish, env) is not None:
         raise ConfigError("--publish reviews the request's commits: it cannot review a --diff")
     found = request_ref(config.publish, env)
@@ -52,7 +52,7 @@ def publishing(
         block = config.publish.token_block if token is not None else None
         source = token_source(ref.platform, env, block)
         raise TokenRefused(f"{err} (the token {source})") from None
-    with registered(ref, secret):
+    with holding(ref, secret):
         yield request.for_pull_request(context)
 
 

@@ -29,6 +29,9 @@ from tests.gitutil import GitRepo
 from tests.report.samples import make_outcome, validate_report
 from tests.wire_server import Delay, Text, WireServer, WireUsage
 
+# handles resolve in a flow run's provider pools, active in each test's context
+pytestmark = pytest.mark.usefixtures("pools")
+
 REQUEST = ModelRequest(messages=(UserMessage(content="x" * 4000),))  # 1,000 tokens
 
 

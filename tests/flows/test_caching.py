@@ -1,12 +1,19 @@
-"""Cache keys and reuse of the model stages' results (plain functions, no Prefect run)."""
+"""Cache keys and reuse of the model stages' results (plain functions, and one cached task run
+through Prefect's public result store)."""
 
 from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from prefect import task
+from prefect.settings import PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW, temporary_settings
 
 from reviewflow.findings.localize import Localized
 from reviewflow.fsutil import check_output
 from reviewflow.git.identity import snapshot_identity
 from reviewflow.review.records import ChunkResult, RequestRecord, mark_reused
-from tasks.caching import canonical, is_incomplete
+from tasks.caching import canonical, is_incomplete, stage_cache_key, stage_options
 from tests.gitutil import GitRepo
 
 
@@ -37,3 +44,24 @@ def test_working_tree_identity_follows_staged_files_of_an_unborn_repository(
     second = snapshot_identity(repo.root, None)
     repo.git("add", "a.py")
     assert len({first, second, snapshot_identity(repo.root, None)}) == 3
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_an_incomplete_stored_result_is_computed_again_and_a_complete_one_reused(
+    tmp_path: Path,
+) -> None:
+    answers = [Localized(complete=False), Localized(), Localized(complete=False)]
+    calls: list[Localized] = []
+
+    @task(name="localize", cache_key_fn=stage_cache_key, persist_result=True)
+    def stage(text: str) -> Localized:
+        calls.append(answers[len(calls)])
+        return calls[-1]
+
+    cached = stage.with_options(**stage_options(tmp_path, refresh=False))
+    with temporary_settings(updates={PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW: "ignore"}):
+        assert not cached("same input").complete  # stored, incomplete
+        assert cached("same input").complete  # the incomplete record forgotten: asked again
+        assert cached("same input").complete  # the complete one reused
+    assert len(calls) == 2
+    assert len(list((tmp_path / "cache" / "results").iterdir())) == 1  # one record, complete

@@ -20,10 +20,12 @@ from reviewflow import cancel
 from reviewflow.cancel import Canceller
 from reviewflow.errors import ProviderError
 from reviewflow.providers import ModelRequest, ProviderPool, UserMessage, pool_for
-from reviewflow.providers import pool as pools
 from reviewflow.providers.pool import ReviewCancelled
 from tasks.llm import cancellable, llm_request, sender
 from tests.wire_server import Delay, Text, WireServer
+
+# handles resolve in a flow run's provider pools, active in each test's context
+pytestmark = pytest.mark.usefixtures("pools")
 
 REQUEST = ModelRequest(messages=(UserMessage(content="hi"),))
 
@@ -42,7 +44,7 @@ def test_a_stop_on_a_worker_cancels_the_request_in_flight_and_every_later_one(
     pool = ProviderPool(wire.settings("openai"), 2)
     with ThreadPoolExecutor(max_workers=1) as threads:
         pending = _in_flight(wire, pool, threads)
-        pools.stop([pool.id])  # what a Dask worker is told
+        pool.registry.stop()  # what a Dask worker is told: the run's pools there stop
         with pytest.raises(ReviewCancelled, match="the review was cancelled") as caught:
             pending.result(timeout=5)
     assert not isinstance(caught.value, ProviderError)  # no stage takes it for a failed request

@@ -22,6 +22,9 @@ from reviewflow.review.recording import failure_status
 from tasks.llm import llm_request, request_model, retry_transient, sender
 from tests.wire_server import TEST_KEY, Delay, HttpError, Text, WireServer
 
+# handles resolve in a flow run's provider pools, active in each test's context
+pytestmark = pytest.mark.usefixtures("pools")
+
 REQUEST = ModelRequest(system="sys", messages=(UserMessage(content="hi"),))
 fast_llm_request = llm_request.with_options(retry_delay_seconds=0)
 

@@ -36,6 +36,9 @@ from tests.platforms import (
 )
 from tests.wire_server import GOOGLE_TOKEN, HttpError, Raw, Text, WireServer, WireUsage
 
+# handles resolve in a flow run's provider pools, active in each test's context
+pytestmark = pytest.mark.usefixtures("pools")
+
 BEDROCK_MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0"
 AZURE_KEY = "azk-wire-test-7f3a9c2e41b8d6"
 ACCESS_DENIED = {"message": "You don't have access to the model with the specified model ID."}

@@ -25,7 +25,11 @@ from reviewflow.providers import (
 from reviewflow.providers.budget import Budget
 from reviewflow.providers.failures import RequestAbandonedError, UnsendableRequestError, usage_of
 from reviewflow.providers.pool import PoolClosedError
+from reviewflow.providers.registry import PoolRegistry
 from tests.wire_server import TEST_KEY, Delay, Empty, HttpError, Text, WireServer, WireUsage
+
+# handles resolve in a flow run's provider pools, active in each test's context
+pytestmark = pytest.mark.usefixtures("pools")
 
 REQUEST = ModelRequest(messages=(UserMessage(content="hi"),))
 
@@ -115,8 +119,10 @@ def test_a_process_without_the_pool_builds_its_own_from_its_environment(
 
 
 def _complete_elsewhere(handle: ProviderHandle) -> tuple[int, ModelResponse]:
-    """Run in a spawned process: resolve the handle there and send one request."""
-    return os.getpid(), pool_for(handle).complete(REQUEST)
+    """Run in a spawned process: resolve the handle there, in that process's registry of the
+    run (a Dask worker's is its run's plugin), and send one request."""
+    with PoolRegistry(handle.registry) as registry:
+        return os.getpid(), pool_for(handle, registry).complete(REQUEST)
 
 
 def test_a_worker_process_reports_its_attempts_in_the_response(

@@ -11,6 +11,9 @@ from reviewflow.providers import ModelRequest, ProviderPool, UserMessage, pool_f
 from reviewflow.providers.pool import PoolClosedError
 from tests.wire_server import Delay, Text, WireServer
 
+# handles resolve in a flow run's provider pools, active in each test's context
+pytestmark = pytest.mark.usefixtures("pools")
+
 REQUEST = ModelRequest(messages=(UserMessage(content="hi"),))
 
 
@@ -23,7 +26,10 @@ def test_the_verify_model_shares_the_review_pool(wire: WireServer) -> None:
     assert verifier.cache_identity() == {**pool.handle.cache_identity(), "model": "verifier"}
     handles = [pool.handle, verifier, verifier, pool.handle]
     with ThreadPoolExecutor(max_workers=4) as threads:
-        list(threads.map(lambda handle: pool_for(handle).complete(REQUEST), handles))
+        sent = threads.map(
+            lambda handle: pool_for(handle, pool.registry).complete(REQUEST), handles
+        )
+        list(sent)  # (threads of our own: the run's registry is handed, not in their context)
     assert [r.model for r in wire.requests()].count("verifier") == 2
     assert wire.max_in_flight == 2  # review.concurrency covers both models
     assert pool.meter.totals().requests == 4  # one meter: the review's usage

@@ -70,12 +70,14 @@ def _cli(
 
 
 def _deployed(
-    pr: PullRequest, monkeypatch: pytest.MonkeyPatch, wire: WireServer
+    pr: PullRequest, monkeypatch: pytest.MonkeyPatch, wire: WireServer, block: str | None = None
 ) -> tuple[int, dict[str, Any]]:
+    """A `ci-review` run with the token in the worker's environment, or (`block`) only in that
+    Prefect Secret block."""
     out = pr.repo.root.parent / f"out{next(_RUNS)}"
     env = pr.side.env()
     token = {k: v for k, v in env.items() if k in TOKEN_ENV_VARS}  # the worker's: no CI there
-    use_env(monkeypatch, wire, token)
+    use_env(monkeypatch, wire, {} if block else token)
     api = (
         env.get("GITHUB_API_URL")
         or env.get("CI_API_V4_URL")
@@ -87,7 +89,10 @@ def _deployed(
         platform=pr.side.name,  # type: ignore[arg-type]
         platform_repo=PROJECT,
         pull_request=NUMBER,
-        overrides={"publish": {"api_url": api}, "output": {"report_dir": str(out)}},
+        overrides={
+            "publish": {"api_url": api, **({"token_block": block} if block else {})},
+            "output": {"report_dir": str(out)},
+        },
         return_state=True,
     )
     report = json.loads((out / "review-report.json").read_text())
@@ -179,3 +184,27 @@ def test_a_deployed_run_takes_its_platform_token_from_a_secret_block() -> None:
     missing = deployed_config({"publish": {"token_block": "no-such-block"}}, {})
     with pytest.raises(ConfigError, match=r"invalid value for 'publish\.token_block': 'no-such"):
         publish_token(missing)
+
+
+def test_a_deployed_run_publishes_with_its_secret_block_and_the_token_stays_there(
+    tmp_path: Path,
+    wire: WireServer,
+    monkeypatch: pytest.MonkeyPatch,
+    rf_home: Path,
+    prefect_api_home: Path,
+) -> None:
+    """No token in the worker's environment: the flow reads the block's, checks it before the
+    review and holds it for the review's publishing task; no file holds it afterwards."""
+    with open_side("github") as side:
+        Secret(value=side.token()).save("reviewflow-test-publish", overwrite=True)
+        for name in TOKEN_ENV_VARS:
+            monkeypatch.delenv(name, raising=False)
+        pr = PullRequest.create(tmp_path, side)
+        wire.respond("openai", ScriptedReviewer({"app/settings.py": [SPLIT]}))
+        code, report = _deployed(pr, monkeypatch, wire, block="reviewflow-test-publish")
+        assert code == 1 and len(side.posted()) == 1 and len(side.summaries()) == 1
+        assert report["pull_request"]["url"]
+        token = side.token().encode()
+    for root in (rf_home, tmp_path, prefect_api_home):
+        for path in root.rglob("*"):
+            assert not path.is_file() or token not in path.read_bytes(), path
