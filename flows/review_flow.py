@@ -139,6 +139,7 @@ def review(
         estimate = estimate_cost(as_is(jobs), as_is(snapshot[0]), as_is(config))
     budget = pool_for(handle).budget  # now: a cancel closes the pool
     read = _shipped(snapshot, config.review.shared_store)  # what the tools of the stages read
+    symbols = symbol_source(change, config.review, request.home)  # None: review.context off
     stages = run_model_stages(
         jobs,
         *read,
@@ -146,7 +147,7 @@ def review(
         config,
         handle,
         options,
-        symbol_source(change, config.review, request.home),  # None with review.context off
+        symbols,
     )
     finalized = finalize_findings(as_is(list(stages.files)), as_is(config.review))
     finalized = silence_findings(
@@ -156,7 +157,9 @@ def review(
         as_is(dismissed),
         config.review.honours_new_suppressions(ci=bool(request.ci_variables)),
     )
-    finalized, unverified = run_verification(stages, finalized, read, config, handle, options)
+    finalized, unverified = run_verification(
+        stages, finalized, read, config, handle, options, symbols
+    )
     localized, unrecorded = _localize(stages, finalized, config, handle, options)
     unrecorded += unverified
     outcome = review_outcome(
