@@ -22,7 +22,7 @@ from prefect.settings import (
 from prefect.states import Cancelled, Failed, State
 
 from flows.runners import submitted, task_runner_for, threads
-from flows.stages import awaited, cancelled, review_budget, run_model_stages
+from flows.stages import awaited, cancelled, review_budget, review_symbols, run_model_stages
 from flows.verification import run_verification
 from reviewflow import cancel
 from reviewflow.cancel import EXIT_CODE as CANCELLED_EXIT
@@ -113,7 +113,8 @@ def review(
         estimate = estimate_cost(as_is(jobs), as_is(snapshot[0]), as_is(config))
     budget = review_budget(handle)  # now: a cancel closes the pool
     read = _shipped(snapshot, settings.shared_store)  # what the tools of the stages read
-    stages = run_model_stages(jobs, read, scope, config, handle, options, request.home)
+    symbols = review_symbols(scope, config, request.home)  # None: review.context off
+    stages = run_model_stages(jobs, read, scope, config, handle, options, symbols)
     finalized = finalize_findings(as_is(list(stages.files)), as_is(settings))
     finalized = silence_findings(
         as_is(finalized),
@@ -123,7 +124,9 @@ def review(
         as_is(settings),
         bool(request.ci_variables),
     )
-    finalized, unverified = run_verification(stages, finalized, read, config, handle, options)
+    finalized, unverified = run_verification(
+        stages, finalized, read, config, handle, options, symbols
+    )
     localized, unrecorded = _localize(stages, finalized, config, handle, options)
     run = write_review_reports(
         as_is(request),

@@ -33,7 +33,7 @@ from reviewflow.review.records import (
     mark_reused,
     total_usage,
 )
-from reviewflow.review.symbols import symbol_source
+from reviewflow.review.symbols import SymbolSource, symbol_source
 from reviewflow.select.reviewed import ReviewedFiles
 from reviewflow.select.scope import Scope
 from tasks.loop import tool_loop
@@ -51,11 +51,11 @@ def run_model_stages(
     config: Config,
     handle: ProviderHandle,
     options: dict[str, Any],
-    home: str,
+    symbols: SymbolSource | None,
 ) -> ModelStages:
     """Run every file's chain on the snapshot `read` (and its identity), each stage's task with
     `options` (result storage, refresh); the tool loops' symbol tools read the code index of
-    the change (with `review.context`; none offered without).
+    the change through `symbols` (None with `review.context` off: none offered).
 
     A stage is submitted once its own inputs are done, so no worker of the task runner ever
     sits waiting for an upstream future (with `max_workers` = `review.concurrency`, waiting
@@ -63,7 +63,6 @@ def run_model_stages(
     wrap, observer = submitted(config), pool_for(handle).observer
     snapshot, snapshot_id = read
     reviewed = ReviewedFiles.of([item.file for item in scope.selection.kept])
-    symbols = symbol_source(scope.change, config.review, home)  # None with review.context off
     # Built once per review, not per submission: a task's options rebuild it (~5 ms each).
     planning, looping = plan.with_options(**options), tool_loop.with_options(**options)
     relocating, filtering = relocate.with_options(**options), review_filter.with_options(**options)
@@ -97,6 +96,12 @@ def run_model_stages(
         stages = summarize(chains.plans, chains.chunks, chains.files)
         return stages.cancel(abandon(handle, stages.records))
     return summarize(chains.plans, chains.chunks, chains.files)
+
+
+def review_symbols(scope: Scope, config: Config, home: str) -> SymbolSource | None:
+    """Where the tool loops' and verification's symbol tools find the code index of the change
+    (None with `review.context` off)."""
+    return symbol_source(scope.change, config.review, home)
 
 
 def review_budget(handle: ProviderHandle) -> Budget | None:

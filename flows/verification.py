@@ -17,6 +17,7 @@ from reviewflow.findings.stages import CANCELLED, ModelStages
 from reviewflow.findings.verify import Verification, apply_verifications
 from reviewflow.providers.pool import ProviderHandle, pool_for
 from reviewflow.review.reader import Snapshot
+from reviewflow.review.symbols import SymbolSource
 from tasks.verify import verify_finding
 
 
@@ -27,11 +28,13 @@ def run_verification(
     config: Config,
     handle: ProviderHandle,
     options: dict[str, Any],
+    symbols: SymbolSource | None = None,
 ) -> tuple[Finalized, int]:
     """The findings after verification (as they are when `review.verify` is off, or after a
     cancel before it), and the requests sent that no record holds (after Ctrl-C here).
 
-    `snapshot` is what the tools read and its identity (for the cache key)."""
+    `snapshot` is what the tools read and its identity (for the cache key); `symbols`, where
+    the symbol tools find the code index, as the tool loops do (None: not offered)."""
     settings = config.review
     if not settings.verify or not finalized.findings or stages.cancelled or cancel.requested():
         return finalized, 0
@@ -39,7 +42,12 @@ def run_verification(
     task, wrap = verify_finding.with_options(**options), submitted(config)
     futures = [
         task.submit(
-            wrap(finding), wrap(snapshot[0]), snapshot[1], settings.verify_budget, wrap(verifier)
+            wrap(finding),
+            wrap(snapshot[0]),
+            snapshot[1],
+            settings.verify_budget,
+            wrap(verifier),
+            wrap(symbols),
         )
         for finding in finalized.findings
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from prefect import task
+from prefect.logging import get_run_logger
 
 from reviewflow.config import ReviewSettings
 from reviewflow.providers.pool import ProviderHandle
@@ -36,8 +37,9 @@ def tool_loop(
     """The candidates the model proposes for chunk `chunk` of `job`'s file.
 
     `snapshot_id` identifies every file the tools can read; it is here for the cache key.
-    `symbols`: where the symbol tools find the code index (None: they are not offered).
+    `symbols`: where the symbol tools find the code index (None: they are not offered); the
+    run's log says where it was loaded from on the first symbol call.
     """
     send = sender(handle, job.path)
-    loader = symbol_loader(symbols, snapshot)
+    loader = symbol_loader(symbols, snapshot, get_run_logger().info if symbols else None)
     return review_chunk(job, chunk, plan.guidance, snapshot, settings, send, loader)

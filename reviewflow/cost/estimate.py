@@ -304,16 +304,18 @@ def findings_stages(
         ).scaled(share),
     }
     if settings.verify:
-        one = verification(job.path, read_tokens(size), settings.verify_budget)
+        one = verification(
+            job.path, read_tokens(size), settings.verify_budget, symbols=settings.context
+        )
         stages["verify"] = one.scaled(findings)
     return stages
 
 
-def verification(path: str, result_tokens: int, budget: int) -> Figures:
+def verification(path: str, result_tokens: int, budget: int, symbols: bool = False) -> Figures:
     """One finding's verification: questions, answers (a context call each while the budget
-    lasts, then the answer), score."""
+    lasts, then the answer; with `symbols`, the symbol tools offered too), score."""
     answers = VERIFY_QUESTIONS * COMPLETION["verify_answer"]
-    questions, answer, score = prompts.verify_prompts(path, CANDIDATE_TOKENS, answers)
+    questions, answer, score = prompts.verify_prompts(path, CANDIDATE_TOKENS, answers, symbols)
     total = Figures(
         requests=2.0,
         prompt_tokens=questions + score,

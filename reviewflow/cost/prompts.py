@@ -14,7 +14,7 @@ from reviewflow.findings.localize import LOCALIZE_FORMAT
 from reviewflow.findings.relocate import RELOCATION_FORMAT
 from reviewflow.findings.verify import QUESTIONS_FORMAT, SCORE_FORMAT
 from reviewflow.prompts import render
-from reviewflow.providers.messages import ModelRequest, ToolDefinition, UserMessage
+from reviewflow.providers.messages import ModelRequest, UserMessage
 from reviewflow.review import templates, tools
 from reviewflow.review.jobs import FileJob
 from reviewflow.review.plan import plan_request
@@ -73,16 +73,19 @@ def localize_prompt(language: str, listing_tokens: int) -> int:
     return estimate_tokens(system) + estimate_tokens(user)
 
 
-def verify_prompts(path: str, finding_tokens: int, answers_tokens: int) -> tuple[int, int, int]:
+def verify_prompts(
+    path: str, finding_tokens: int, answers_tokens: int, symbols: bool = False
+) -> tuple[int, int, int]:
     """The three verification requests of one finding, before any tool result: questions,
-    one answer's first round (tools included), and the score."""
+    one answer's first round (tools included: with `symbols`, the symbol tools and their
+    line of the system prompt, as `review.context` on offers them), and the score."""
     questions = estimate_tokens(
         render(FINDINGS_PROMPTS, "verify_questions_system.j2", form=QUESTIONS_FORMAT)
     ) + estimate_tokens(
         render(FINDINGS_PROMPTS, "verify_questions_user.j2", finding=stand_in(finding_tokens))
     )
     answer = ModelRequest(
-        system=render(FINDINGS_PROMPTS, "verify_answer_system.j2"),
+        system=render(FINDINGS_PROMPTS, "verify_answer_system.j2", symbols=symbols),
         messages=(
             UserMessage(
                 content=render(
@@ -96,7 +99,7 @@ def verify_prompts(path: str, finding_tokens: int, answers_tokens: int) -> tuple
                 )
             ),
         ),
-        tools=_context_tools(),
+        tools=tools.answering(symbols),
     )
     score = estimate_tokens(
         render(FINDINGS_PROMPTS, "verify_score_system.j2", form=SCORE_FORMAT)
@@ -104,7 +107,3 @@ def verify_prompts(path: str, finding_tokens: int, answers_tokens: int) -> tuple
         render(FINDINGS_PROMPTS, "verify_score_user.j2", answers=stand_in(answers_tokens))
     )
     return questions, estimate_request(answer), score
-
-
-def _context_tools() -> tuple[ToolDefinition, ...]:
-    return tuple(t for t in tools.definitions() if t.name in tools.CONTEXT_TOOLS)

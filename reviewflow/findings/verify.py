@@ -1,8 +1,8 @@
 """Chain-of-Verification of one finding (`--verify`), after finalize and before localization.
 
 1. a tool-free request writes 2-4 falsification questions about the finding;
-2. each is answered from the code with the read-only tools (`verify_answer`), never seeing
-   the finding's reasoning;
+2. each is answered from the code with the read-only tools (`verify_answer`: the context
+   tools, and with `review.context` on the symbol tools), never seeing the finding's reasoning;
 3. a tool-free request scores the finding 1-10 from the questions and answers alone.
 
 `apply_verifications` then puts the score (scaled to 0-1) in place of the confidence, keeping
@@ -17,9 +17,10 @@ the finding stays as it was, unverified (its own confidence already met the thre
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from reviewflow.context.query import CodeIndex
 from reviewflow.findings.answers import (
     PROMPTS,
     AnswerError,
@@ -64,8 +65,15 @@ class Verification(StageResult):
         return None if self.score is None else self.score / SCORE_MAX
 
 
-def verify(finding: Finding, snapshot: Snapshot, budget: int, send: Send) -> Verification:
-    """Verify `finding`: questions, answers from the code (`budget` context calls), score."""
+def verify(
+    finding: Finding,
+    snapshot: Snapshot,
+    budget: int,
+    send: Send,
+    symbols: Callable[[], CodeIndex] | None = None,
+) -> Verification:
+    """Verify `finding`: questions, answers from the code (`budget` context calls), score.
+    `symbols` loads the code index the symbol tools read (None: they are not offered)."""
     result = Verification(path=finding.path, fingerprint=finding.fingerprint)
     asked = ask(_questions(finding), _parse_questions, send)
     records: tuple[RequestRecord, ...] = asked.records
@@ -74,7 +82,7 @@ def verify(finding: Finding, snapshot: Snapshot, budget: int, send: Send) -> Ver
     questions = asked.value
     if not questions:
         return _unasked(finding, result, records)
-    answered = answer_questions(questions, finding, snapshot, budget, send)
+    answered = answer_questions(questions, finding, snapshot, budget, send, symbols)
     records += answered.records
     result = result.model_copy(update={"questions": questions, "tool_calls": answered.tool_calls})
     if answered.failure is not None:

@@ -1,5 +1,7 @@
 """Verification step 2: each falsification question answered from the code with the read-only
-tools (`file_read`, `code_search`, `file_find`), under one budget of context calls per finding.
+tools (`file_read`, `code_search`, `file_find`, and with `review.context` on the symbol tools
+`symbol_definition` and `symbol_references`, answering from the tool loops' code index of the
+new side), under one budget of context calls per finding.
 
 The answering requests never see the finding's reasoning: only the question, the finding's
 path and lines, and the code placed there (repository data). Questions are answered one by one
@@ -9,9 +11,10 @@ of the same lines is free.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from reviewflow.context.query import CodeIndex
 from reviewflow.errors import ToolError
 from reviewflow.findings.answers import PROMPTS
 from reviewflow.findings.models import Finding
@@ -47,20 +50,20 @@ class Answered:
 
 
 class _AnswerSession(ToolSession):
-    """A tool session offering only the context tools, its budget shared by a finding's
-    questions."""
+    """A tool session offering only the read-only tools (the symbol tools with a loader of the
+    index), its budget shared by a finding's questions."""
 
     def offered(self) -> tuple[ToolDefinition, ...]:
         if not self.context_allowed:
             return ()
-        return tuple(d for d in tools.definitions() if d.name in tools.CONTEXT_TOOLS)
+        return tools.answering(self.symbols is not None)
 
     def run(self, call: ToolCall) -> ToolOutcome:
-        if call.name in tools.CONTEXT_TOOLS:
+        names = [d.name for d in tools.answering(self.symbols is not None)]
+        if call.name in names:
             return super().run(call)
         self.calls += 1
-        names = ", ".join(tools.CONTEXT_TOOLS)
-        return _refusal(call, f"error: unknown tool '{call.name}': use {names}")
+        return _refusal(call, f"error: unknown tool '{call.name}': use {', '.join(names)}")
 
     def _charge(self) -> None:
         if not self.context_allowed:
@@ -69,10 +72,16 @@ class _AnswerSession(ToolSession):
 
 
 def answer_questions(
-    questions: Sequence[str], finding: Finding, snapshot: Snapshot, budget: int, send: Send
+    questions: Sequence[str],
+    finding: Finding,
+    snapshot: Snapshot,
+    budget: int,
+    send: Send,
+    symbols: Callable[[], CodeIndex] | None = None,
 ) -> Answered:
-    """Answer each question from the code (at most `budget` context calls in all)."""
-    session = _AnswerSession(snapshot, finding.path, 0, budget)
+    """Answer each question from the code (at most `budget` context calls in all); `symbols`
+    loads the index the symbol tools read (on their first call; None: not offered)."""
+    session = _AnswerSession(snapshot, finding.path, 0, budget, symbols=symbols)
     answers: list[str] = []
     records: list[RequestRecord] = []
     for question in questions:
@@ -88,8 +97,10 @@ def answer_request(
     finding: Finding,
     messages: Sequence[Message],
     offered: tuple[ToolDefinition, ...],
+    symbols: bool = False,
 ) -> ModelRequest:
-    """One answering request: the system prompt, the conversation, the tools still offered."""
+    """One answering request: the system prompt (saying what the symbol tools are when the
+    session has them), the conversation, the tools still offered."""
     first = UserMessage(
         content=render(
             PROMPTS,
@@ -102,7 +113,7 @@ def answer_request(
         )
     )
     return ModelRequest(
-        system=render(PROMPTS, "verify_answer_system.j2"),
+        system=render(PROMPTS, "verify_answer_system.j2", symbols=symbols),
         messages=(first, *messages),
         tools=offered,
     )
@@ -119,7 +130,7 @@ def _answer(
     messages: list[Message] = []
     for number in range(1, MAX_ANSWER_ROUNDS + 1):
         offered = session.offered() if number < MAX_ANSWER_ROUNDS else ()
-        request = answer_request(question, finding, messages, offered)
+        request = answer_request(question, finding, messages, offered, session.symbols is not None)
         where = Where("verify_answer", finding.path, None, number)
         response, record = send_recorded(send, request, where)
         if response is None:

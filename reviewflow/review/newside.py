@@ -46,7 +46,6 @@ def paths_index(
 ) -> CodeIndex:
     """`new_side_index` given the change's `change_paths` (all a working tree needs of it):
     what the symbol tools of a tool loop load, which have the paths but not the change."""
-    store_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     with IndexStore(store_dir) as store:
         if snapshot.ref is not None:
             return index_tree(snapshot.root, f"{snapshot.ref}^{{tree}}", store, progress)

@@ -1,11 +1,13 @@
-"""Where a tool loop's symbol tools find the code index: a small value the flow hands every
-tool loop of a review with `review.context` on (None with it off: the symbol tools are then
-not offered and the review is as it was without them).
+"""Where the symbol tools find the code index: a small value the flow hands every tool loop
+and every verification of a review with `review.context` on (None with it off: the symbol
+tools are then offered nowhere and the review is as it was without them).
 
-It names the index store (`<home>/index`, or `<shared store>/index` on Dask) and, for a
-working-tree snapshot, the change's paths (HEAD's tree is overlaid with them, as the index
-stage does). The index is loaded on a loop's first symbol call and kept for that loop only:
-nothing is shared across loops or reviews.
+It names the index store (`<home>/index`, or `<shared store>/index` when the review has a
+shared store: Dask workers that cannot see the home read the index the caller's index stage
+built there) and, for a working-tree snapshot, the change's paths (HEAD's tree is overlaid with
+them, as the index stage does). The index is loaded on a session's first symbol call and kept
+for that session only (a tool loop, or one finding's verification): nothing is shared across
+sessions or reviews, and nothing is held in module state.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from reviewflow.config import ReviewSettings
 from reviewflow.context.query import CodeIndex
+from reviewflow.context.records import IndexStats
 from reviewflow.git.models import Change
 from reviewflow.review.newside import change_paths, paths_index
 from reviewflow.review.packs import store_dir
@@ -32,9 +35,30 @@ class SymbolSource(BaseModel):
     store_dir: str
     paths: tuple[str, ...] = ()
 
-    def loader(self, snapshot: Snapshot) -> Callable[[], CodeIndex]:
-        """What loads the index of `snapshot` (the tools' snapshot, maybe a shipped one)."""
-        return partial(paths_index, snapshot, list(self.paths), Path(self.store_dir))
+    def loader(
+        self, snapshot: Snapshot, report: Callable[[str], None] | None = None
+    ) -> Callable[[], CodeIndex]:
+        """What loads the index of `snapshot` (the tools' snapshot, maybe a shipped one);
+        `report` is told, in one line, where it was loaded from and what had to be parsed."""
+        return partial(_load, snapshot, list(self.paths), Path(self.store_dir), report)
+
+
+def _load(
+    snapshot: Snapshot, paths: list[str], store: Path, report: Callable[[str], None] | None
+) -> CodeIndex:
+    index = paths_index(snapshot, paths, store)
+    if report is not None:
+        report(loaded_line(store, index.stats))
+    return index
+
+
+def loaded_line(store: Path, stats: IndexStats) -> str:
+    """What a session says of the index its symbol tools loaded: where from, and how many
+    files it found indexed (a worker that finds the caller's index parses none)."""
+    return (
+        f"code index for the symbol tools: {stats.files} source files from {store} "
+        f"({stats.parsed} parsed, {stats.reused} reused) in {stats.seconds:.2f} s"
+    )
 
 
 def symbol_source(
@@ -49,6 +73,7 @@ def symbol_source(
 
 
 def symbol_loader(
-    source: SymbolSource | None, snapshot: Snapshot
+    source: SymbolSource | None, snapshot: Snapshot, report: Callable[[str], None] | None = None
 ) -> Callable[[], CodeIndex] | None:
-    return None if source is None else source.loader(snapshot)
+    """`source`'s loader for `snapshot`, or None (no symbol tools) without a source."""
+    return None if source is None else source.loader(snapshot, report)

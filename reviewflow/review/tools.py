@@ -1,10 +1,12 @@
-"""The read-only context tools of the main loop: their definitions, arguments and outputs.
+"""The read-only context tools of the main loop and of verification's answers: their
+definitions, arguments and outputs.
 
 Definitions come from `tools.json` (names and arguments are the fixed model contract); each
 context tool's arguments are validated by a pydantic model with the same fields. Outputs are
 capped at 32 KiB of valid UTF-8. The two symbol tools (`symbol_definition`,
 `symbol_references`) answer from the code index of the reviewed tree (`reviewflow.context`)
-and are offered only when the review's context is on.
+and are offered only when the review's context is on (in the tool loops and in verification
+alike).
 """
 
 from __future__ import annotations
@@ -55,6 +57,14 @@ def offered(context_allowed: bool, symbols: bool = False) -> tuple[ToolDefinitio
         d
         for d in definitions()
         if d.name in FINAL_TOOLS or (context_allowed and (d.name not in SYMBOL_TOOLS or symbols))
+    )
+
+
+def answering(symbols: bool = False) -> tuple[ToolDefinition, ...]:
+    """The tool block of a verification's answering request: the context tools, and with
+    `symbols` the symbol tools (`review.context` on), in the main loop's order."""
+    return tuple(
+        d for d in definitions() if d.name in CONTEXT_TOOLS or (symbols and d.name in SYMBOL_TOOLS)
     )
 
 
