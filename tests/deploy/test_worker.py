@@ -412,6 +412,7 @@ def _completed_loops(stack: Stack, since: datetime) -> int:
     return len(runs)
 
 
+@pytest.mark.stress  # a kill and restart of the server (~50 s): in the stress rotation
 def test_a_nightly_killed_with_its_server_resumes_from_the_files_done(stack: Stack) -> None:
     fast = [f"app/fast{n}.py" for n in range(4)]
     slow = "app/slow.py"

@@ -529,6 +529,7 @@ def test_another_uid_is_refused_even_with_the_modes_loosened(setup: Setup, tmp_p
     assert setup.forks() == forks  # nothing was forked
 
 
+@pytest.mark.stress  # one of the warm path's refusals; `make test` keeps the socket path too long
 def test_a_socket_directory_that_is_not_private_is_not_handed_over_to(
     setup: Setup, tmp_path: Path
 ) -> None:
@@ -649,6 +650,7 @@ def test_warm_process_false_in_the_config_stops_a_running_warm_process(
         subprocess.run([*cli, *config, "true"], **run)
 
 
+@pytest.mark.stress  # two installs' warm processes (~30 s); the one-install paths stay in make test
 def test_two_installs_alternating_keep_a_warm_process_each(
     setup: Setup, other_install: Install, tmp_path: Path
 ) -> None:
@@ -752,6 +754,7 @@ def test_a_socket_path_too_long_turns_the_warm_path_off_with_one_note(
     assert state is not None and state.off and state.pid == 0  # no process was started
 
 
+@pytest.mark.stress  # one of the warm path's refusals; `make test` keeps the socket path too long
 def test_a_socket_it_cannot_listen_on_turns_the_warm_path_off_with_one_note(
     setup: Setup, tmp_path: Path
 ) -> None:
