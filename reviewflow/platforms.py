@@ -26,6 +26,7 @@ from importlib.metadata import EntryPoint, PackageNotFoundError, distribution, e
 from typing import Any
 
 from reviewflow.errors import ConfigError
+from reviewflow.plugins import load_spec
 
 ENTRY_POINT_GROUP = "reviewflow.platforms"
 DISTRIBUTION = "reviewflow"  # its own entry points in the group are the built-in platforms
@@ -130,14 +131,7 @@ def _plugins() -> dict[str, EntryPoint]:
 
 
 def _load_plugin(name: str, entry: EntryPoint) -> PlatformSpec:
-    where = f"the platform plugin {name} ({entry.value})"
-    try:
-        spec = entry.load()
-    except (ImportError, AttributeError) as exc:
-        raise PlatformPluginError(f"{where} cannot be loaded: {exc}") from None
-    if not isinstance(spec, PlatformSpec) or spec.name != name:
-        raise PlatformPluginError(f"{where} is not a PlatformSpec named {name!r}")
-    return spec
+    return load_spec(entry, name, PlatformSpec, "platform", PlatformPluginError)
 
 
 def _loadable() -> dict[str, PlatformSpec]:

@@ -53,7 +53,13 @@ DOMAIN = (
         "reviewflow.ci",
         "reviewflow.platforms",
     ),
-    ("reviewflow.cancel", "reviewflow.home", "reviewflow.models", "reviewflow.fsutil"),
+    (
+        "reviewflow.cancel",
+        "reviewflow.home",
+        "reviewflow.models",
+        "reviewflow.fsutil",
+        "reviewflow.plugins",
+    ),
     ("reviewflow.errors", "reviewflow.version"),
     ("reviewflow",),  # the package itself: its version
 )

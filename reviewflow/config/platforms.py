@@ -27,6 +27,7 @@ from importlib.metadata import EntryPoint, entry_points
 from pydantic_core import PydanticCustomError
 
 from reviewflow.errors import ConfigError
+from reviewflow.plugins import load_spec
 
 ENTRY_POINT_GROUP = "reviewflow.model_platforms"
 _NAME = re.compile(r"^[a-z][a-z0-9-]{1,30}$")
@@ -152,14 +153,7 @@ def find_model_platform(name: str) -> CloudPlatformSpec | None:
     entry = _plugins().get(name)
     if entry is None:
         return None
-    where = f"the model platform plugin {name} ({entry.value})"
-    try:
-        spec = entry.load()
-    except (ImportError, AttributeError) as exc:
-        raise CloudPlatformPluginError(f"{where} cannot be loaded: {exc}") from None
-    if not isinstance(spec, CloudPlatformSpec) or spec.name != name:
-        raise CloudPlatformPluginError(f"{where} is not a CloudPlatformSpec named {name!r}")
-    return spec
+    return load_spec(entry, name, CloudPlatformSpec, "model platform", CloudPlatformPluginError)
 
 
 def model_platform(name: str) -> CloudPlatformSpec:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 
 from reviewflow.errors import ConfigError
+from reviewflow.plugins import load_spec
 
 ENTRY_POINT_GROUP = "reviewflow.protocols"
 _NAME = re.compile(r"^[a-z][a-z0-9-]{1,30}$")
@@ -124,14 +125,7 @@ def find_protocol(name: str) -> ProtocolConfig | None:
     entry = _plugins().get(name)
     if entry is None:
         return None
-    where = f"the protocol plugin {name} ({entry.value})"
-    try:
-        spec = entry.load()
-    except (ImportError, AttributeError) as exc:
-        raise ProtocolPluginError(f"{where} cannot be loaded: {exc}") from None
-    if not isinstance(spec, ProtocolSpec) or spec.name != name:
-        raise ProtocolPluginError(f"{where} is not a ProtocolSpec named {name!r}")
-    return spec
+    return load_spec(entry, name, ProtocolSpec, "protocol", ProtocolPluginError)
 
 
 def protocol_spec(name: str) -> ProtocolConfig:
