@@ -301,6 +301,7 @@ def test_a_stop_on_a_local_cluster(reviews: Reviews, twice: bool) -> None:
     assert not run.session(), "a worker process outlived the review"
 
 
+@pytest.mark.stress  # ~25 s: the warm child's stop; make test keeps the CLI's on Dask
 def test_a_stop_on_a_local_cluster_in_the_warm_process(
     tmp_path: Path, prepared_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -674,6 +674,7 @@ def test_two_installs_alternating_keep_a_warm_process_each(
     assert f"pid {theirs}\n" in status
 
 
+@pytest.mark.stress  # ~16 s: a reinstall under a running warm process
 def test_an_upgrade_in_place_is_never_served_by_the_old_code(
     setup: Setup, other_install: Install, tmp_path: Path
 ) -> None:
