@@ -7,7 +7,7 @@ SAST_VENV ?= $(VENV)-sast
 export DO_NOT_TRACK := 1
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 
-.PHONY: install dev lint type test test-stress docs docs-pictures bench build-info clean image-check
+.PHONY: install dev datastores lint type test test-stress docs docs-pictures bench build-info clean image-check
 
 install: $(VENV)/.installed
 
@@ -17,7 +17,12 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install -q -e .
 	touch $@
 
-dev: $(VENV)/.dev-installed $(SAST_VENV)/.installed
+dev: $(VENV)/.dev-installed $(SAST_VENV)/.installed datastores
+
+# PostgreSQL and Redis for the team server's tests (tests/teamserver/): Debian's packages when
+# missing, as root with apt-get; otherwise one line saying why not (those tests are skipped).
+datastores:
+	@sh deployments/server/install-datastores.sh
 
 $(VENV)/.dev-installed: pyproject.toml $(VENV)/.installed
 	$(BIN)/python -m pip install -q -e '.[dev]'
