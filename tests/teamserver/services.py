@@ -64,7 +64,8 @@ def find_binaries() -> Binaries | str:
         )
     if os.geteuid() == 0 and not shutil.which("runuser"):
         return "running as root without runuser: PostgreSQL refuses to run as root"
-    return Binaries(redis=str(redis), redis_cli=str(redis_cli), **{k: str(v) for k, v in pg.items()})
+    found = {k: str(v) for k, v in pg.items()}
+    return Binaries(redis=str(redis), redis_cli=str(redis_cli), **found)
 
 
 def free_port() -> int:
@@ -182,9 +183,9 @@ class Datastores:
         shutil.rmtree(self.redis_dir, ignore_errors=True)
 
 
-def server_commands(stores: Datastores, base: dict[str, str], api_port: int) -> dict[
-    str, tuple[list[str], dict[str, str]]
-]:
+def server_commands(
+    stores: Datastores, base: dict[str, str], api_port: int
+) -> dict[str, tuple[list[str], dict[str, str]]]:
     """Every process of the team server by name: the data stores and the two Prefect parts."""
     env = stores.server_env(base, api_port)
     return {
