@@ -86,7 +86,7 @@ clean:
 # The image's install steps (deployments/docker/install.sh, as the Dockerfile runs them) in a
 # fresh venv, and hadolint: what can be checked without a Docker engine. Needs the package index.
 image-check: dev
-	$(BIN)/hadolint --failure-threshold info Dockerfile
+	$(BIN)/hadolint --failure-threshold info Dockerfile deployments/server/Dockerfile
 	rm -rf build/image-venv && $(PYTHON) -m venv build/image-venv
 	. build/image-venv/bin/activate && sh deployments/docker/install.sh \
 		&& rm -rf build/image-home && export REVIEWFLOW_HOME=$$PWD/build/image-home \

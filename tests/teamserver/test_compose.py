@@ -1,0 +1,72 @@
+"""deployments/server/compose.yaml is the plain-process start in containers (not run here: no
+Docker engine): both Prefect containers run start.sh with server.env, the image pins what
+pyproject pins, and no secret is written in any of the files."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+
+SERVER = Path(__file__).resolve().parents[2] / "deployments" / "server"
+PYPROJECT = SERVER.parents[1] / "pyproject.toml"
+
+
+def _pins() -> dict[str, str]:
+    project = tomllib.loads(PYPROJECT.read_text())["project"]
+    listed = [*project["dependencies"], *project["optional-dependencies"]["server"]]
+    return dict(pin.split("==", 1) for pin in listed if "==" in pin)
+
+
+def test_both_prefect_containers_run_start_sh_with_server_env() -> None:
+    compose = yaml.safe_load((SERVER / "compose.yaml").read_text())
+    services = compose["services"]
+    assert set(services) == {"postgres", "redis", "api", "services"}
+    for part in ("api", "services"):
+        assert services[part]["command"] == [part]
+        assert services[part]["env_file"] == "server.env"
+        env = services[part]["environment"]
+        assert env["PREFECT_API_DATABASE_CONNECTION_URL"].startswith("postgresql+asyncpg://")
+        assert env["REVIEWFLOW_REDIS_URL"] == "redis://redis:6379"
+    assert services["api"]["ports"] == ["4200:4200"]
+    dockerfile = (SERVER / "Dockerfile").read_text()
+    assert 'ENTRYPOINT ["sh", "/opt/server/start.sh"]' in dockerfile
+    assert "COPY server.env start.sh /opt/server/" in dockerfile
+
+
+def test_the_image_pins_what_pyproject_pins() -> None:
+    pins = _pins()
+    dockerfile = (SERVER / "Dockerfile").read_text()
+    assert f"FROM prefecthq/prefect:{pins['prefect']}-python3.11" in dockerfile
+    assert f"prefect-redis=={pins['prefect-redis']}" in dockerfile
+
+
+def test_server_env_sets_every_redis_backend_and_holds_no_secret() -> None:
+    settings = dict(
+        line.split("=", 1)
+        for line in (SERVER / "server.env").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
+    assert settings["PREFECT_MESSAGING_BROKER"] == "prefect_redis.messaging"
+    assert settings["PREFECT_MESSAGING_CACHE"] == "prefect_redis.messaging"
+    assert settings["PREFECT_SERVER_EVENTS_CAUSAL_ORDERING"] == "prefect_redis.ordering"
+    assert settings["PREFECT_SERVER_CONCURRENCY_LEASE_STORAGE"] == "prefect_redis.lease_storage"
+    assert settings["PREFECT_SERVER_WORKER_CHANNEL_CLEANUP_QUEUE_STORAGE"] == (
+        "prefect_redis.cleanup_queue"
+    )
+    assert (settings["DO_NOT_TRACK"], settings["PREFECT_SERVER_ANALYTICS_ENABLED"]) == (
+        "1",
+        "false",
+    )
+    assert "PREFECT_API_DATABASE_CONNECTION_URL" not in settings  # its password: environment only
+    for path in SERVER.iterdir():  # no password written in any file (compose reads `.env`)
+        assert not re.search(r"://[^/\s:@]+:(?!PASSWORD@)[^$@\s]+@", path.read_text()), path
+
+
+def test_each_backend_setting_names_a_module_that_imports() -> None:
+    import importlib
+
+    for module in ("messaging", "ordering", "lease_storage", "cleanup_queue"):
+        assert importlib.import_module(f"prefect_redis.{module}")
