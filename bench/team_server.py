@@ -59,6 +59,7 @@ class Team:
     review_rss_mb: float
     rss_mb: dict[str, float]  # the largest process of each part
     db_mb: float
+    db_empty_mb: float  # the database as the server made it, before the review
     task_runs: int
     events: int
     load: float
@@ -69,8 +70,8 @@ class Team:
             f"team server, {self.files} files ({self.reviewed} reviewed): exit {self.exit}, wall "
             f"{self.wall:.1f} s ({self.wall / self.files * 1e3:.0f} ms a file), {self.requests} "
             f"requests, {self.findings} findings\n  peak RSS: review {self.review_rss_mb:.0f} MB, "
-            f"{rss}; database {self.db_mb:.1f} MB; task runs {self.task_runs}; events "
-            f"{self.events}; load {self.load:.1f}"
+            f"{rss}; database {self.db_mb:.1f} MB ({self.db_empty_mb:.1f} MB before); task runs "
+            f"{self.task_runs}; events {self.events}; load {self.load:.1f}"
         )
 
 
@@ -194,6 +195,7 @@ def run_team(files: int, concurrency: int) -> Team:
             args = [sys.executable, "-m", "flows.review", "--console", "off", "--no-progress"]
             args += ["--repo", str(repo), "--from", base, "--to", head, "--no-cache"]
             args += ["--concurrency", str(concurrency), "--report-dir", str(work / "out")]
+            db_empty_mb = stores.database_bytes() / 2**20
             start = time.perf_counter()
             cli = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL)
             _, status, usage = os.wait4(cli.pid, 0)
@@ -209,7 +211,8 @@ def run_team(files: int, concurrency: int) -> Team:
         files=files, reviewed=report["stats"]["files_reviewed"],
         exit=os.waitstatus_to_exitcode(status), wall=wall, requests=report["usage"]["requests"],
         findings=len(report["findings"]), review_rss_mb=usage.ru_maxrss / 1024, rss_mb=rss,
-        db_mb=db_mb, task_runs=task_runs, events=events, load=os.getloadavg()[0],
+        db_mb=db_mb, db_empty_mb=db_empty_mb, task_runs=task_runs, events=events,
+        load=os.getloadavg()[0],
     )  # fmt: skip
 
 
