@@ -21,7 +21,9 @@ from tests.flows.reviewer import ScriptedReviewer
 from tests.teamserver.conftest import NIGHTLY, TeamStack
 from tests.wire_server import TEST_KEY
 
-pytestmark = pytest.mark.stress
+# The first also starts the session's team server (initdb, migrations, deploy): minutes on a
+# busy machine (500 s for the three at a load of ~20, 92 s idle).
+pytestmark = [pytest.mark.stress, pytest.mark.timeout(600)]
 
 
 def _active_slots(stack: TeamStack) -> int:
