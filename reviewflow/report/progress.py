@@ -2,9 +2,10 @@
 cost so far (with a price), requests and tokens, then the file being reviewed.
 
 The flow calls the methods from any thread; the display redraws with rich Live on a terminal
-and does nothing otherwise (disabled, or stderr not a TTY). Names are escaped. A `listener`, when
-given, is called with every new state, display or not (`--events`: `reviewflow.report.events`). The time left is
-the time per finished file so far times the files left (shown once a file is done).
+and does nothing otherwise (disabled, or stderr not a TTY). Names are escaped. A `listener`,
+when given, is called with every new state, display or not (`--events`:
+`reviewflow.report.events`). The time left is the time per finished file so far times the files
+left (shown once a file is done).
 """
 
 from __future__ import annotations

@@ -64,9 +64,13 @@ class Reviews:
         self.lock = anyio.Lock()
 
     async def run(self, argv: list[str], ctx: Context | None = None) -> Finished:
-        """`reviewflow ARGV` in the repository; progress events become MCP progress."""
-        on_event = None if ctx is None else _Progress(ctx).send
-        return await run_cli(argv, self.repo, self.env, on_event)
+        """`reviewflow ARGV` in the repository; with `ctx`, its progress events become MCP
+        progress notifications (the first at once: the review is being prepared)."""
+        if ctx is None:
+            return await run_cli(argv, self.repo, self.env)
+        progress = _Progress(ctx)
+        await ctx.report_progress(progress.last, None, "preparing the review")
+        return await run_cli(argv, self.repo, self.env, progress.send)
 
 
 class _Progress:
@@ -74,7 +78,7 @@ class _Progress:
     fraction below the next file moves as requests are answered: always increasing)."""
 
     def __init__(self, ctx: Context) -> None:
-        self.ctx, self.last = ctx, -1.0
+        self.ctx, self.last = ctx, 0.0
 
     async def send(self, event: dict[str, Any]) -> None:
         if event["event"] != "progress":
@@ -157,7 +161,6 @@ def build_server(reviews: Reviews) -> MCPServer:
         argv = ["review", "--repo", str(reviews.repo), *flags]
         argv += ["--json", "review-report.json", "--console", "off", "--no-progress", "--events"]
         async with reviews.lock:
-            await ctx.report_progress(0.0, None, "preparing the review")
             finished = await reviews.run(argv, ctx)
         written = finished.event("written")
         json_path = (written or {}).get("reports", {}).get("json")

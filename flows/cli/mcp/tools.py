@@ -111,7 +111,9 @@ class Explanation(BaseModel):
 
     finding: Finding
     evidence: str
-    rule: dict[str, Any] | None = Field(description="the rule the finding's file was reviewed under")
+    rule: dict[str, Any] | None = Field(
+        description="the rule the finding's file was reviewed under"
+    )
     placement: Placement
     report: str = Field(description="the JSON report it was read from")
 
