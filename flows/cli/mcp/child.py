@@ -4,7 +4,9 @@ path, its one-line errors and its exit codes, with `--events` read as they come.
 A cancelled tool call cancels the command exactly as Ctrl-C does: SIGINT to the child, which
 reports what it finished (its reports written, exit 130) and stops everything it started; the
 call waits for it to end (killed only if it outlives `CANCEL_WAIT_S`, past its own watchdog).
-The child gets no standard input (the MCP server's is the protocol) and its own stdout."""
+The child gets no standard input (the MCP server's is the protocol), its own stdout, and its
+own session: a Ctrl-C at a terminal or a signal to the server's process group reaches the
+server alone, which cancels the child once (a second signal would end it with no report)."""
 
 from __future__ import annotations
 
@@ -63,6 +65,7 @@ async def run_cli(
         stderr=subprocess.PIPE,
         cwd=str(cwd),
         env=dict(env),
+        start_new_session=True,  # a signal to the server's group or terminal is not its cancel
     )
     finished = Finished(code=-1)
     out: list[bytes] = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
@@ -247,8 +248,36 @@ def build_server(reviews: Reviews) -> MCPServer:
     return server
 
 
+# Signals that end the server: each review it runs is cancelled first (`child.cancel_child`).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 def serve(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    """`reviewflow mcp`: serve the repository `--repo` over stdio until the client leaves."""
+    """`reviewflow mcp`: serve the repository `--repo` over stdio until the client leaves or
+    the server is told to stop (SIGINT, SIGTERM, SIGHUP: a review running is cancelled as
+    Ctrl-C cancels it, its report written, before the server exits 130)."""
     repo = find_repo_root(Path(args.repo))  # a bad path: one line and exit 2, before serving
-    build_server(Reviews(repo, env)).run("stdio")
-    return 0
+    server = build_server(Reviews(repo, env))
+    return 130 if anyio.run(_until_stopped, server) else 0
+
+
+async def _until_stopped(server: MCPServer) -> bool:
+    """Serve stdio; True when a signal stopped the server (its calls cancelled first)."""
+    stopped = False
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            nonlocal stopped
+            with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
+                async for _ in signals:
+                    stopped = True
+                    group.cancel_scope.cancel()  # every call's child gets its Ctrl-C
+                    return
+
+        async def stdio() -> None:
+            await server.run_stdio_async()
+            group.cancel_scope.cancel()  # the client left: stop watching
+
+        group.start_soon(watch)
+        group.start_soon(stdio)
+    return stopped
