@@ -125,6 +125,13 @@ def build_server(reviews: Reviews) -> MCPServer:
     server: MCPServer = MCPServer(
         "reviewflow", instructions=INSTRUCTIONS, version=str(version_info()["version"])
     )
+    for add in (_add_review, _add_preview, _add_last_review, _add_dismiss):
+        add(server, reviews)
+    return server
+
+
+def _add_review(server: MCPServer, reviews: Reviews) -> None:
+    """The `review` tool: `reviewflow review` with its events."""
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
     async def review(
@@ -171,6 +178,10 @@ def build_server(reviews: Reviews) -> MCPServer:
         message = finished.last_line() if finished.code in (2, 130) else None
         return result(ReviewResult, review_result(report, written["reports"], message))
 
+
+def _add_preview(server: MCPServer, reviews: Reviews) -> None:
+    """The `preview` tool: `reviewflow review --preview --json -`."""
+
     @server.tool(annotations=READ_ONLY, structured_output=True)
     async def preview(
         commit: Commit = None,
@@ -194,6 +205,10 @@ def build_server(reviews: Reviews) -> MCPServer:
         keys = ("metadata", "stats", "files", "excluded_files", "rules", "warnings", "estimate")
         text = "\n".join(finished.lines).strip()
         return result(PreviewResult, {**{k: doc.get(k) for k in keys}, "text": text})
+
+
+def _add_last_review(server: MCPServer, reviews: Reviews) -> None:
+    """The `findings` and `explain` tools: the last review's JSON report."""
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
     async def findings() -> Annotated[CallToolResult, ReviewResult]:
@@ -220,6 +235,10 @@ def build_server(reviews: Reviews) -> MCPServer:
                 raise failing(exc) from None
         return result(Explanation, data)
 
+
+def _add_dismiss(server: MCPServer, reviews: Reviews) -> None:
+    """The `dismiss` tool: `reviewflow dismiss`."""
+
     @server.tool(
         annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False)
     )
@@ -244,8 +263,6 @@ def build_server(reviews: Reviews) -> MCPServer:
         if finished.code != 0:
             raise refused(finished)
         return Dismissed(message=finished.stdout.strip())
-
-    return server
 
 
 # Signals that end the server: each review it runs is cancelled first (`child.cancel_child`).
