@@ -164,14 +164,30 @@ def cancelled_run(front: FrontHalf, config: Config) -> ReviewRun:
 
 
 def live_progress(
-    front: FrontHalf, config: Config, stream: IO[str], env: Mapping[str, str]
+    front: FrontHalf,
+    config: Config,
+    stream: IO[str],
+    env: Mapping[str, str],
+    events: bool = False,
 ) -> ProgressDisplay:
-    """The review's live progress on `stream` (sized by its files, priced by its model)."""
+    """The review's live progress on `stream` (sized by its files, priced by its model), and
+    with `events` (`--events`) each change as a progress event line on `stream` too."""
     from reviewflow.cost.prices import price_of
-    from reviewflow.report.progress import ProgressDisplay
+    from reviewflow.report.events import progress_event, write_event
+    from reviewflow.report.progress import ProgressDisplay, ProgressState
+
+    def listener(state: ProgressState) -> None:
+        write_event(stream, progress_event(state))
 
     files, price = len(front.scope.selection.kept), price_of(config.model)
-    return ProgressDisplay(stream, env, files, enabled=config.output.progress, price=price)
+    return ProgressDisplay(
+        stream,
+        env,
+        files,
+        enabled=config.output.progress,
+        price=price,
+        listener=listener if events else None,
+    )
 
 
 def preview(

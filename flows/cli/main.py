@@ -85,6 +85,11 @@ def _dispatch(
 
         check_working_directory()
         return cmd_dismiss(args, env) if args.command == "dismiss" else cmd_dismissed(args, env)
+    if args.command == "mcp":  # the SDK is imported only by this command
+        from flows.cli.mcp.server import serve
+
+        check_working_directory()
+        return serve(args, env)
     if args.command == "deployment-run":
         return cmd_deployment_run(args)
     return cmd_version()

@@ -174,6 +174,12 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
     output.add_argument("--console", choices=[c.value for c in ConsoleMode])
     output.add_argument("--language", metavar="LANG", help="report language, e.g. en-US")
     output.add_argument("--no-progress", action="store_true", help="no progress on stderr")
+    output.add_argument(
+        "--events",
+        action="store_true",
+        help="progress and the report files written as JSON lines on stderr, for a program "
+        "driving the review (reviewflow mcp)",
+    )
     output.add_argument("--report-dir", metavar="DIR", help="directory for this review's reports")
     output.add_argument(
         "--verbose",
@@ -420,6 +426,20 @@ def _add_dismiss_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     listing.add_argument("--json", action="store_true", help="print JSON")
 
 
+def _add_mcp_command(sub: argparse._SubParsersAction[_Parser]) -> None:
+    mcp = _sub_parser(
+        sub,
+        "mcp",
+        "serve the repository's reviews to a coding agent (MCP over stdio)",
+        "Run a Model Context Protocol server on standard input and output for one repository, "
+        "for a coding agent (Claude Code, Codex, Cursor, VS Code). Its tools: review, preview, "
+        "findings, explain and dismiss, each the command of the same name's code path with the "
+        "configured model and settings; no tool takes a model key. See docs/mcp.md.",
+        "reviewflow mcp --repo .",
+    )
+    mcp.add_argument("--repo", default=".", metavar="DIR", help="repository (default: current dir)")
+
+
 def _add_context_command(sub: argparse._SubParsersAction[_Parser]) -> None:
     context = _sub_parser(
         sub,
@@ -480,6 +500,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_server_commands(sub)
     _add_dismiss_commands(sub)
+    _add_mcp_command(sub)
     add_deployment_run(sub)
     return parser
 

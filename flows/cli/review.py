@@ -172,38 +172,49 @@ def _review(
                 if forked is not None:  # Prefect was imported before this review's environment
                     forked.adopt_settings()
                 log_to_file("prefect", log)
-                run = run_with_server(target, lambda: _run_here(front, config, env))
+                run = run_with_server(target, lambda: _run_here(front, config, env, args.events))
                 cancel.finish()  # reported: a signal from now on no longer cancels it
                 record.close()  # done with the server: `server stop` no longer waits for it
                 try:  # the console report first: what follows may wait, and a cancel's
-                    return _print_outcome(run, config, env)  # watchdog would end it unprinted
+                    # watchdog would end it unprinted
+                    return _print_outcome(run, config, env, args.events)
                 finally:  # a warm process for the next review (not after a cancel)
                     if warm_ok and forked is None and target.state and not cancel.requested():
                         start_warm(Path(request.home), os.environ, target.state, WARM_PROGRAM)
         except KeyboardInterrupt:  # before the flow took it (a server's start, Prefect's import)
-            return _print_outcome(entry.cancelled_run(front, config), config, env)
+            return _print_outcome(entry.cancelled_run(front, config), config, env, args.events)
         except Exception as exc:  # a cancel a library wrapped in its own error (cancel.caused)
             if not cancel.caused(exc):
                 raise
-            return _print_outcome(entry.cancelled_run(front, config), config, env)
+            return _print_outcome(entry.cancelled_run(front, config), config, env, args.events)
 
 
-def _run_here(front: entry.FrontHalf, config: Config, env: Mapping[str, str]) -> ReviewRun:
-    """The review flow in this process, with live progress on stderr, handed the front half
-    (the flow's module imports Prefect: only now, once `local_api` set its environment)."""
+def _run_here(
+    front: entry.FrontHalf, config: Config, env: Mapping[str, str], events: bool
+) -> ReviewRun:
+    """The review flow in this process, with live progress on stderr (and its events with
+    `--events`), handed the front half (the flow's module imports Prefect: only now, once
+    `local_api` set its environment)."""
     from flows.review_flow import heartbeat_off, run_review
 
-    display = entry.live_progress(front, config, sys.stderr, env)
+    display = entry.live_progress(front, config, sys.stderr, env, events)
     with display as progress, heartbeat_off():
         return run_review(front.request, config, progress=progress, front=front)
 
 
-def _print_outcome(run: ReviewRun, config: Config, env: Mapping[str, str]) -> int:
+def _print_outcome(
+    run: ReviewRun, config: Config, env: Mapping[str, str], events: bool = False
+) -> int:
     """The console report (on stderr when a report file goes to stdout), then the exit code
-    (the console's module imports rich: only once a review has run)."""
+    (the console's module imports rich: only once a review has run); with `--events` the
+    written event first."""
     from reviewflow.report.console import make_console, print_console
     from reviewflow.report.gate import incomplete_line
 
+    if events:
+        from reviewflow.report.events import write_event, written_event
+
+        write_event(sys.stderr, written_event(run.exit_code, run.written))
     stream = sys.stderr if config.output.to_stdout else sys.stdout  # stdout: that report alone
     print_console(run.outcome, config.output.console, make_console(stream, env), run.written)
     if run.report_error:

@@ -2,8 +2,10 @@
 cost so far (with a price), requests and tokens, then the file being reviewed.
 
 The flow calls the methods from any thread; the display redraws with rich Live on a terminal
-and does nothing otherwise (disabled, or stderr not a TTY). Names are escaped. The time left is
-the time per finished file so far times the files left (shown once a file is done).
+and does nothing otherwise (disabled, or stderr not a TTY). Names are escaped. A `listener`,
+when given, is called with every new state, display or not (`--events`:
+`reviewflow.report.events`). The time left is the time per finished file so far times the files
+left (shown once a file is done).
 """
 
 from __future__ import annotations
@@ -49,8 +51,10 @@ class ProgressDisplay:
         enabled: bool = True,
         price: PriceInfo | None = None,
         clock: Callable[[], float] = time.monotonic,
+        listener: Callable[[ProgressState], None] | None = None,
     ) -> None:
         self._lock = threading.Lock()
+        self._listener = listener
         self._price, self._clock = price, clock
         self._started = clock()
         cost = None if price is None else 0.0
@@ -132,6 +136,8 @@ class ProgressDisplay:
             if finished is not None and finished in self._active:
                 self._active.remove(finished)
             self._state = replace(update(self._state), current=tuple(self._active))
+            if self._listener is not None:  # under the lock: the states in their order
+                self._listener(self._state)
             if self._live is not None:
                 self._live.update(self._render(), refresh=True)
 

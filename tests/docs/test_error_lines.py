@@ -348,6 +348,8 @@ CHECKS: dict[str, Callable[[Ctx], str]] = {
         c, "--commit", "HEAD", "--from", "HEAD", "--to", "HEAD"
     ),
     "unknown revision 'REF'": lambda c: _preview(c, "--commit", "no-such-ref"),
+    # docs/mcp.md: the line an MCP tool's error carries, the CLI's in full
+    "reviewflow: error: unknown revision 'REF'": lambda c: _preview(c, "--commit", "no-such-ref"),
     "malformed diff at line N: ...": _malformed_diff,
     "cannot read the diff from stdin: stdin is closed": _stdin_closed,
     # configuration
