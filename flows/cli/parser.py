@@ -131,6 +131,16 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
         help="model that verifies (same protocol); implies --verify",
     )
     review.add_argument(
+        "--passes",
+        metavar="N",
+        help="independent review passes (1-5): a finding stays when --min-agreement found it",
+    )
+    review.add_argument(
+        "--min-agreement",
+        metavar="K",
+        help="passes that must find a finding (default: a majority of --passes)",
+    )
+    review.add_argument(
         "--task-runner", choices=[r.value for r in TaskRunner], help="where the stages run"
     )
     review.add_argument(

@@ -172,6 +172,13 @@ class ModelPrice(_Section):
         return (uncached * self.input + cached * cached_rate + completion * self.output) / 1e6
 
 
+class BelowAgreement(StrEnum):
+    """What becomes of a finding fewer than `review.min_agreement` passes found."""
+
+    DROP = "drop"  # dropped as `no_agreement`
+    VERIFY = "verify"  # with `review.verify`, kept for the verification to decide
+
+
 class ReviewSettings(_Section):
     concurrency: int = Field(4, ge=1, le=64)
     context_lines: int = Field(3, ge=0, le=1000)
@@ -223,6 +230,24 @@ class ReviewSettings(_Section):
         None, min_length=1, description="a model name of the same protocol, e.g. gpt-4o-mini"
     )
     verify_budget: int = Field(4, ge=0, le=50)  # context tool calls per finding
+    # Agreement across independent passes (docs/cost.md#agreement): each pass reviews every
+    # file on its own; a finding stays when `min_agreement` passes found it.
+    passes: int = Field(1, ge=1, le=5, description="a number of passes from 1 to 5")
+    pass_models: list[PassModel] = Field(
+        default_factory=list,
+        description="a list of model settings (protocol, name, endpoint, platform...), one per "
+        "pass from the first; a pass without one uses model.*",
+    )
+    min_agreement: int | None = Field(
+        None,
+        ge=1,
+        le=5,
+        description="a number of passes from 1 to review.passes (unset: a majority)",
+    )
+    below_agreement: BelowAgreement = Field(
+        BelowAgreement.DROP,
+        description="drop, or verify (with review.verify: the verification decides instead)",
+    )
     # A `reviewflow: ignore` comment the change itself adds silences findings; unset: yes
     # locally, no in CI (`honours_new_suppressions`).
     honour_new_suppressions: bool | None = Field(
@@ -257,6 +282,26 @@ class ReviewSettings(_Section):
     @classmethod
     def _no_blank_instructions(cls, value: str | None) -> str | None:
         return value if value and value.strip() else None
+
+    @model_validator(mode="after")
+    def _agreement_within_passes(self) -> ReviewSettings:
+        if self.min_agreement is not None and self.min_agreement > self.passes:
+            message = (
+                f"review.min_agreement {self.min_agreement} is more than review.passes "
+                f"{self.passes}"
+            )
+            raise ValueError(message)
+        if len(self.pass_models) > self.passes:
+            message = (
+                f"review.pass_models lists {len(self.pass_models)} models for {self.passes} passes"
+            )
+            raise ValueError(message)
+        return self
+
+    @property
+    def agreement(self) -> int:
+        """The passes a finding needs: `min_agreement`, else a majority of the passes."""
+        return self.min_agreement if self.min_agreement is not None else self.passes // 2 + 1
 
     def honours_new_suppressions(self, ci: bool) -> bool:
         """Whether a suppression comment the change adds silences: as set, else not in CI."""
@@ -483,6 +528,23 @@ class PublishSettings(_Section):
         if value in (None, ""):
             return None
         return check_endpoint(str(value)).rstrip("/")
+
+
+class PassModel(ModelSettings):
+    """One pass's model (`review.pass_models`): model settings whose key is never in the
+    configuration (it comes from the protocol's key variables, as `model.api_key` does), since
+    the review settings are a task parameter."""
+
+    @field_validator("api_key")
+    @classmethod
+    def _no_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            message = "review.pass_models take no api_key: set the protocol's key variable"
+            raise ValueError(message)
+        return value
+
+
+ReviewSettings.model_rebuild()
 
 
 class Config(_Section):

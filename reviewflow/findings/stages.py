@@ -31,6 +31,20 @@ class ModelStages:
     cancelled: bool = False  # Ctrl-C: what finished before it is kept
     unrecorded_requests: int = 0  # Ctrl-C: requests sent by stages that never finished
     incomplete_files: tuple[str, ...] = ()  # a plan, chunk, relocation or filter of theirs
+    file_passes: tuple[int, ...] = ()  # several passes: the pass of each of `files`
+
+    def of_passes(self, file_passes: Sequence[int]) -> ModelStages:
+        """The same results, each file's findings with the pass (from 1) they are of."""
+        return replace(self, file_passes=tuple(file_passes))
+
+    def by_pass(self, passes: int) -> list[list[FileFindings]]:
+        """`files` per pass, for `passes` passes (one: every file, as it is)."""
+        if passes == 1 or not self.file_passes:
+            return [list(self.files)]
+        grouped: list[list[FileFindings]] = [[] for _ in range(passes)]
+        for file, number in zip(self.files, self.file_passes, strict=True):
+            grouped[number - 1].append(file)
+        return grouped
 
     def cancel(self, unrecorded_requests: int) -> ModelStages:
         """The same results, marked cancelled (Ctrl-C), with the requests no record holds."""
