@@ -259,14 +259,21 @@ class ProviderPool:
     def for_settings(
         self, model: ModelSettings, env: Mapping[str, str] | None = None
     ) -> ProviderHandle:
-        """The handle of a pool for another model (a pass's, `review.pass_models`), its key
-        from its protocol's key variables in `env` (the process's), sharing this pool's slots,
-        meter, observer and budget as `for_model`'s does; closed with it."""
+        """The handle of a pool for another model (a pass's, `review.pass_models`), sharing
+        this pool's slots, meter, observer and budget as `for_model`'s does; closed with it.
+        Its key: this pool's for the same protocol and platform (a CLI run has removed their
+        key variables from its environment by now), else from the protocol's key variables in
+        `env` (the process's)."""
         name = "\0".join(str(v) for v in model.model_dump(exclude={"api_key", "price"}).values())
+        mine = (self.settings.protocol, self.settings.platform)
 
         def settings() -> ModelSettings:
             environ = os.environ if env is None else env
-            key = environment_key(model.protocol, environ, model.platform)
+            key = (
+                self.settings.api_key
+                if (model.protocol, model.platform) == mine
+                else environment_key(model.protocol, environ, model.platform)
+            )
             return ModelSettings(**{**model.model_dump(exclude={"api_key"}), "api_key": key})
 
         return self._sibling(name, settings)

@@ -209,3 +209,31 @@ def test_the_estimate_counts_every_pass(
     for figures in (lambda e: e, lambda e: e["range"]["low"], lambda e: e["range"]["high"]):
         for key in ("requests", "prompt_tokens", "completion_tokens"):
             assert figures(three)[key] == pytest.approx(3 * figures(one)[key], rel=0.05)
+
+
+def test_each_pass_asks_its_own_model(
+    repo: GitRepo, wire: WireServer, monkeypatch: pytest.MonkeyPatch, rf_home: Path
+) -> None:
+    reviewer = PassReviewer([[SPLIT], [SPLIT_AGAIN]])
+    wire.respond("openai", reviewer)
+    endpoint = wire.base_url("openai")
+    (rf_home / "config.yaml").write_text(
+        "review:\n  passes: 2\n  pass_models:\n"
+        f"    - {{protocol: openai, name: test-model, endpoint: '{endpoint}'}}\n"
+        f"    - {{protocol: openai, name: second-model, endpoint: '{endpoint}'}}\n"
+    )
+    code, out = _review(monkeypatch, wire, repo_with_change(repo), "models")
+    report = json.loads((out / "review-report.json").read_text())
+
+    assert code == 1
+    [finding] = report["findings"]
+    assert finding["agreement"] == "2/2"
+    models = Counter(r.model for r in wire.requests() if stage_of(json.dumps(r.body)) == "main")
+    assert set(models) == {"test-model", "second-model"} and models["second-model"] >= 2
+    assert report["usage"]["requests"] == len(wire.requests())  # one meter for both models
+    assert {r.credential for r in wire.requests()} == {TEST_KEY}  # the model's, same protocol
+    assert TEST_KEY not in (out / "review-report.json").read_text()
+
+
+def repo_with_change(repo: GitRepo) -> GitRepo:
+    return _repo(repo.root)
