@@ -133,12 +133,12 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
     review.add_argument(
         "--passes",
         metavar="N",
-        help="independent review passes (1-5): a finding stays when --min-agreement found it",
+        help="review every file N times independently (1-5); keep what --min-agreement found",
     )
     review.add_argument(
         "--min-agreement",
         metavar="K",
-        help="passes that must find a finding (default: a majority of --passes)",
+        help="passes that must find a finding to keep it (default: a majority of --passes)",
     )
     review.add_argument(
         "--task-runner", choices=[r.value for r in TaskRunner], help="where the stages run"

@@ -6,7 +6,7 @@ import ipaddress
 import math
 import re
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -20,6 +20,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from reviewflow.config.language import is_known_tag
 from reviewflow.config.platforms import (
@@ -283,20 +284,26 @@ class ReviewSettings(_Section):
     def _no_blank_instructions(cls, value: str | None) -> str | None:
         return value if value and value.strip() else None
 
-    @model_validator(mode="after")
-    def _agreement_within_passes(self) -> ReviewSettings:
-        if self.min_agreement is not None and self.min_agreement > self.passes:
-            message = (
-                f"review.min_agreement {self.min_agreement} is more than review.passes "
-                f"{self.passes}"
-            )
-            raise ValueError(message)
-        if len(self.pass_models) > self.passes:
-            message = (
-                f"review.pass_models lists {len(self.pass_models)} models for {self.passes} passes"
-            )
-            raise ValueError(message)
-        return self
+    @field_validator("min_agreement", "pass_models")
+    @classmethod
+    def _within_passes(cls, value: Any, info: ValidationInfo) -> Any:
+        """At most `passes` of them: a `conflict` naming both keys where they were set."""
+        passes = info.data.get("passes")
+        if value is None or passes is None:
+            return value
+        count = value if isinstance(value, int) else len(value)
+        if count <= passes:
+            return value
+        reason = (
+            "no finding is found by more passes than the review makes"
+            if isinstance(value, int)
+            else f"{count} models for {passes} passes (one model per pass at most)"
+        )
+        raise PydanticCustomError(
+            "conflict",
+            "{reason}",
+            {"reason": reason, "other": "review.passes", "value": passes},
+        )
 
     @property
     def agreement(self) -> int:
