@@ -215,38 +215,41 @@ def review_costs(latency: float) -> list[dict[str, Any]]:
     rows = []
     try:
         for passes in (1, 1, 2, 3):  # the first: an untimed warm-up (the server's start)
-            for again in (False, True):
-                with WireServer() as wire:
-                    wire.respond("openai", slow)
-                    os.environ.update(
-                        {
-                            "REVIEWFLOW_MODEL_NAME": "gpt-4o-mini",
-                            "REVIEWFLOW_MODEL_ENDPOINT": wire.base_url("openai"),
-                            "REVIEWFLOW_MODEL_API_KEY": TEST_KEY,
-                        }
-                    )
-                    out = work / f"out-{passes}-{again}-{len(rows)}"
+            with WireServer() as wire:  # one endpoint (it is in the cache keys) for both runs
+                wire.respond("openai", slow)
+                os.environ.update(
+                    {
+                        "REVIEWFLOW_MODEL_NAME": "gpt-4o-mini",
+                        "REVIEWFLOW_MODEL_ENDPOINT": wire.base_url("openai"),
+                        "REVIEWFLOW_MODEL_API_KEY": TEST_KEY,
+                    }
+                )
+                for again in (False, True):
+                    out = work / f"out-{len(rows)}"
                     args = ["review", "--repo", str(repo.root), "--commit", "HEAD"]
                     args += ["--no-warm", "--console", "off", "--no-progress"]
                     args += ["--report-dir", str(out), "--passes", str(passes)]
                     args += [] if again else ["--no-cache"]
+                    before = len(wire.requests())
                     start = time.perf_counter()
                     code = cli(args)
                     wall = time.perf_counter() - start
-                    sent = len(wire.requests())
-                report = json.loads((out / "review-report.json").read_text())
-                assert code in (0, 1) and report["usage"]["requests"] == sent
-                rows.append(
-                    {
-                        "passes": passes,
-                        "again": again,
-                        "requests": sent,
-                        "prompt_tokens": report["usage"]["prompt_tokens"],
-                        "estimate_requests": report["estimate"]["requests"],
-                        "wall_s": wall,
-                        "findings": len(report["findings"]),
-                    }
-                )
+                    sent = len(wire.requests()) - before
+                    report = json.loads((out / "review-report.json").read_text())
+                    assert code in (0, 1) and report["usage"]["requests"] == sent
+                    rows.append(
+                        {
+                            "passes": passes,
+                            "again": again,
+                            "requests": sent,
+                            "estimate_requests": report["estimate"]["requests"],
+                            "wall_s": wall,
+                            "findings": len(report["findings"]),
+                            "agreement": sorted(
+                                {f.get("agreement") or "-" for f in report["findings"]}
+                            ),
+                        }
+                    )
     finally:
         stop_server(home)
     return rows[2:]  # without the warm-up
@@ -284,13 +287,13 @@ def main() -> None:
     if args.no_reviews:
         return
     print(f"2. {FILES}-file change, scripted model answering in {args.latency} s, concurrency 4")
-    print("| passes | run | requests | estimate | prompt tokens | wall (s) | findings |")
-    print("|---|---|---|---|---|---|---|")
+    print("| passes | run | requests | estimate (requests) | wall (s) | findings (agreement) |")
+    print("|---|---|---|---|---|---|")
     for row in review_costs(args.latency):
         print(
             f"| {row['passes']} | {'unchanged again' if row['again'] else 'first'} | "
-            f"{row['requests']} | {row['estimate_requests']:.1f} | {row['prompt_tokens']:,} | "
-            f"{row['wall_s']:.1f} | {row['findings']} |"
+            f"{row['requests']} | {row['estimate_requests']:.1f} | {row['wall_s']:.1f} | "
+            f"{row['findings']} ({', '.join(row['agreement'])}) |"
         )
 
 
