@@ -222,7 +222,8 @@ def test_each_pass_asks_its_own_model(
         f"    - {{protocol: openai, name: test-model, endpoint: '{endpoint}'}}\n"
         f"    - {{protocol: openai, name: second-model, endpoint: '{endpoint}'}}\n"
     )
-    code, out = _review(monkeypatch, wire, repo_with_change(repo), "models")
+    _repo(repo.root)
+    code, out = _review(monkeypatch, wire, repo, "models")
     report = json.loads((out / "review-report.json").read_text())
 
     assert code == 1
@@ -233,7 +234,3 @@ def test_each_pass_asks_its_own_model(
     assert report["usage"]["requests"] == len(wire.requests())  # one meter for both models
     assert {r.credential for r in wire.requests()} == {TEST_KEY}  # the model's, same protocol
     assert TEST_KEY not in (out / "review-report.json").read_text()
-
-
-def repo_with_change(repo: GitRepo) -> GitRepo:
-    return _repo(repo.root)
