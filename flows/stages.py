@@ -201,7 +201,7 @@ class _Chains:
     def summary(self) -> ModelStages:
         """What the stages finished add up to, every pass's files with their pass."""
         stages = summarize(self.plans, self.chunks, self.files)
-        return stages.of_passes(self.file_passes) if self._passes > 1 else stages
+        return stages.of_passes(self.file_passes, self._passes) if self._passes > 1 else stages
 
     def start(self, job: FileJob) -> None:
         if job.needs_plan:

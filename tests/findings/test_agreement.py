@@ -15,7 +15,8 @@ from pydantic import ValidationError
 from reviewflow.config import ReviewSettings
 from reviewflow.findings.agreement import Member, agree, best_placed, clusters, title_likeness
 from reviewflow.findings.finalize import Finalized, fingerprint
-from reviewflow.findings.models import Dropped, DropReason, Finding, PlacedBy
+from reviewflow.findings.models import Dropped, DropReason, FileFindings, Finding, PlacedBy
+from reviewflow.findings.stages import summarize
 from reviewflow.models import Category, Severity
 from reviewflow.review.jobs import Chunk, FileJob
 from reviewflow.review.passes import pass_job, pass_jobs, split_hunks
@@ -214,3 +215,17 @@ def test_later_passes_reorder_hunks_and_are_keyed_apart() -> None:
     one_hunk = _job("@@ -1,1 +1,1 @@\nL1#aaa +a")
     assert pass_job(one_hunk, 2).chunks == one_hunk.chunks  # the same text, its own key
     assert canonical(pass_job(one_hunk, 2)) != canonical(one_hunk)
+
+
+def test_a_file_is_finished_when_every_pass_of_it_is() -> None:
+    files = (
+        FileFindings(path="a.py", complete=True),
+        FileFindings(path="b.py", complete=True),
+        FileFindings(path="a.py", complete=True),
+        FileFindings(path="b.py", complete=False),  # cancelled in its second pass
+    )
+    two = summarize([], [], files).of_passes([1, 1, 2, 2], 2)
+    assert two.finished_paths() == {"a.py"}
+    assert [[f.path for f in done] for done in two.by_pass(2)] == [["a.py", "b.py"]] * 2
+    one = summarize([], [], files[:2])
+    assert one.finished_paths() == {"a.py", "b.py"} and one.by_pass(1) == [list(files[:2])]
