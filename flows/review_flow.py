@@ -115,7 +115,7 @@ def review(
     read = _shipped(snapshot, settings.shared_store)  # what the tools of the stages read
     symbols = review_symbols(scope, config, request.home)  # None: review.context off
     stages = run_model_stages(jobs, read, scope, config, handle, options, symbols)
-    finalized = finalize_findings(as_is(list(stages.files)), as_is(settings))
+    finalized = finalize_findings(as_is(stages.by_pass(settings.passes)), as_is(settings))
     finalized = silence_findings(
         as_is(finalized),
         as_is(list(stages.files)),

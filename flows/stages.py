@@ -1,6 +1,8 @@
 """The model stages of a review, wired per file: plan -> tool loop per chunk -> relocate ->
 review filter. Each file's chain moves on its own: one file's tool loop starts as soon as its own
-plan is done and its relocation as soon as its own chunks are, whatever the other files do.
+plan is done and its relocation as soon as its own chunks are, whatever the other files do. With
+`review.passes` above 1, every pass is a chain of its own per file (its jobs: `pass_jobs`; its
+model: the pass's `review.pass_models` entry, else the review's), all submitted together.
 
 Also the one place the flow takes a cancel after its model stages (`cancelled`, `awaited`):
 a stage after them asks for nothing once the review is cancelled, and one in flight is
@@ -25,6 +27,7 @@ from reviewflow.findings.stages import ModelStages, summarize
 from reviewflow.providers.budget import Budget
 from reviewflow.providers.pool import ProviderHandle, pool_for
 from reviewflow.review.jobs import FileJob
+from reviewflow.review.passes import pass_jobs
 from reviewflow.review.reader import Snapshot
 from reviewflow.review.records import (
     ChunkResult,
@@ -61,13 +64,14 @@ def run_model_stages(
     sits waiting for an upstream future (with `max_workers` = `review.concurrency`, waiting
     tasks would otherwise starve the ones that could run)."""
     wrap, observer = submitted(config), pool_for(handle).observer
+    handles = pass_handles(handle, config)
     snapshot, snapshot_id = read
     reviewed = ReviewedFiles.of([item.file for item in scope.selection.kept])
     # Built once per review, not per submission: a task's options rebuild it (~5 ms each).
     planning, looping = plan.with_options(**options), tool_loop.with_options(**options)
     relocating, filtering = relocate.with_options(**options), review_filter.with_options(**options)
     chains = _Chains(
-        lambda job: planning.submit(wrap(job), wrap(handle)),
+        lambda job: planning.submit(wrap(job), wrap(handles[job.review_pass - 1])),
         lambda job, index, planned: looping.submit(
             wrap(job),
             index,
@@ -75,27 +79,44 @@ def run_model_stages(
             wrap(snapshot),
             snapshot_id,
             wrap(config.review),
-            wrap(handle),
+            wrap(handles[job.review_pass - 1]),
             wrap(symbols),
         ),
-        lambda chunks: relocating.submit(
-            wrap(chunks), wrap(reviewed.only(named_in(chunks, reviewed))), wrap(handle)
+        lambda job, chunks: relocating.submit(
+            wrap(chunks),
+            wrap(reviewed.only(named_in(chunks, reviewed))),
+            wrap(handles[job.review_pass - 1]),
         ),
-        lambda found: filtering.submit(
-            wrap(found), wrap(reviewed.only(f.path for f in found if f.path)), wrap(handle)
+        lambda job, found: filtering.submit(
+            wrap(found),
+            wrap(reviewed.only(f.path for f in found if f.path)),
+            wrap(handles[job.review_pass - 1]),
         ),
         observer.file_done if observer is not None else (lambda path: None),
+        passes=config.review.passes,
     )
     try:
         cancel.check()  # cancelled before the first stage: nothing is started
-        for job in jobs:
-            chains.start(job)
+        for passed in pass_jobs(jobs, config.review.passes):
+            for job in passed:
+                chains.start(job)
         chains.run()
     except KeyboardInterrupt:  # keep what is done; requests still in flight are abandoned
         chains.take_finished()
-        stages = summarize(chains.plans, chains.chunks, chains.files)
+        stages = chains.summary()
         return stages.cancel(abandon(handle, stages.records))
-    return summarize(chains.plans, chains.chunks, chains.files)
+    return chains.summary()
+
+
+def pass_handles(handle: ProviderHandle, config: Config) -> list[ProviderHandle]:
+    """Each pass's model: its `review.pass_models` entry (a pool of its own beside the review's,
+    sharing its slots, meter and budget), else the review's."""
+    models = config.review.pass_models
+    pool = pool_for(handle)
+    return [
+        pool.for_settings(models[n]) if n < len(models) else handle
+        for n in range(config.review.passes)
+    ]
 
 
 def review_symbols(scope: Scope, config: Config, home: str) -> SymbolSource | None:
@@ -160,19 +181,27 @@ class _Chains:
         self,
         submit_plan: Callable[[FileJob], PrefectFuture[PlanResult]],
         submit_loop: Callable[[FileJob, int, PlanResult], PrefectFuture[ChunkResult]],
-        submit_relocate: Callable[[list[ChunkResult]], PrefectFuture[list[FileFindings]]],
-        submit_filter: Callable[[list[FileFindings]], PrefectFuture[list[FileFindings]]],
+        submit_relocate: Callable[[FileJob, list[ChunkResult]], PrefectFuture[list[FileFindings]]],
+        submit_filter: Callable[[FileJob, list[FileFindings]], PrefectFuture[list[FileFindings]]],
         on_file_done: Callable[[str], None],
+        passes: int = 1,
     ) -> None:
         self._plan, self._loop = submit_plan, submit_loop
         self._relocate, self._filter = submit_relocate, submit_filter
-        self._file_done = on_file_done
+        self._on_file_done, self._passes = on_file_done, passes
         self._done: queue.SimpleQueue[tuple[str, int, FileJob, Any]] = queue.SimpleQueue()
-        self._waiting: dict[str, dict[int, ChunkResult]] = {}
+        self._waiting: dict[tuple[int, str], dict[int, ChunkResult]] = {}
+        self._passes_done: dict[str, int] = {}
         self._pending = 0
         self.plans: list[PlanResult] = []
         self.chunks: list[ChunkResult] = []
         self.files: list[FileFindings] = []
+        self.file_passes: list[int] = []  # the pass of each of `files`
+
+    def summary(self) -> ModelStages:
+        """What the stages finished add up to, every pass's files with their pass."""
+        stages = summarize(self.plans, self.chunks, self.files)
+        return stages.of_passes(self.file_passes, self._passes) if self._passes > 1 else stages
 
     def start(self, job: FileJob) -> None:
         if job.needs_plan:
@@ -194,10 +223,9 @@ class _Chains:
             elif stage == "loop":
                 self._chunk_done(job, index, result)
             elif stage == "relocate":
-                self._watch("filter", 0, job, self._filter(result))
+                self._watch("filter", 0, job, self._filter(job, result))
             else:
-                self.files.extend(result)
-                self._file_done(job.path)
+                self._file_finished(job, result)
 
     def take_finished(self) -> None:
         """On a cancel: keep the stages that finished but were not taken yet (a file whose
@@ -216,11 +244,18 @@ class _Chains:
             elif stage == "loop":
                 self._chunk_done(job, index, result, resume=False)
             elif stage == "filter":
-                self.files.extend(result)
-                self._file_done(job.path)
+                self._file_finished(job, result)
+
+    def _file_finished(self, job: FileJob, files: Sequence[FileFindings]) -> None:
+        """A file's pass is done: its findings kept; the file done once every pass of it is."""
+        self.files.extend(files)
+        self.file_passes.extend(job.review_pass for _ in files)
+        done = self._passes_done[job.path] = self._passes_done.get(job.path, 0) + 1
+        if done == self._passes:
+            self._on_file_done(job.path)
 
     def _planned(self, job: FileJob, plan: PlanResult) -> None:
-        self._waiting[job.path] = {}
+        self._waiting[job.review_pass, job.path] = {}
         for index in range(len(job.chunks)):
             self._watch("loop", index, job, self._loop(job, index, plan))
 
@@ -230,7 +265,7 @@ class _Chains:
         """A chunk's loop is done: with its file's last, the file's relocation (unless
         `resume` is off: a cancel), or the file done when no chunk proposed anything."""
         self.chunks.append(result)
-        mine = self._waiting[job.path]
+        mine = self._waiting[job.review_pass, job.path]
         mine[index] = result
         if len(mine) < len(job.chunks):
             return
@@ -238,10 +273,9 @@ class _Chains:
         if not any(chunk.candidates for chunk in ordered):
             # finished with nothing to relocate or filter: reviewed, with no findings
             complete = all(chunk.complete for chunk in ordered)
-            self.files.append(FileFindings(path=job.path, complete=complete))
-            self._file_done(job.path)
+            self._file_finished(job, [FileFindings(path=job.path, complete=complete)])
         elif resume:
-            self._watch("relocate", 0, job, self._relocate(ordered))
+            self._watch("relocate", 0, job, self._relocate(job, ordered))
 
     def _watch(self, stage: str, index: int, job: FileJob, future: PrefectFuture[Any]) -> None:
         self._pending += 1

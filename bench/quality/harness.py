@@ -47,6 +47,7 @@ class Settings:
     peer: bool = False
     review_args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
+    agreement: tuple[int, int] | None = None  # --passes N --min-agreement K: (N, K)
 
 
 @dataclass

@@ -4,6 +4,7 @@
     python bench/quality/run.py --cases martian --dry-run
     python bench/quality/run.py --cases martian --model gpt-4.1 --replay   # no request at all
     python bench/quality/run.py --cases martian --model gpt-4.1 --context on --context off
+    python bench/quality/run.py --cases martian --model gpt-4.1 --passes 3 --min-agreement 2
 
 The model comes from reviewflow's config like a review's (config.yaml < REVIEWFLOW_MODEL_* <
 these flags); the judge is the same model unless --judge-* say otherwise. See
@@ -41,6 +42,7 @@ from reviewflow.providers.factory import check_settings
 HERE = Path(__file__).resolve().parent
 PEERS = ("pr-agent",)
 CONTEXT_MODES = ("on", "off")
+MAX_PASSES = 5  # review.passes
 
 
 def parser() -> argparse.ArgumentParser:
@@ -80,6 +82,19 @@ def parser() -> argparse.ArgumentParser:
         help="review with the context pack and symbol tools on or off (repeat for both: one "
         "table side by side); each has its own cassettes and results",
     )
+    p.add_argument(
+        "--passes",
+        type=int,
+        metavar="N",
+        help="review with N independent passes (review.passes, 1-5); cassettes and results in "
+        "a passes-N-kK folder",
+    )
+    p.add_argument(
+        "--min-agreement",
+        type=int,
+        metavar="K",
+        help="keep the findings K passes found (review.min_agreement; default a majority)",
+    )
     p.add_argument("--price", metavar="IN,OUT", help="review model USD per million tokens")
     p.add_argument("--judge-price", metavar="IN,OUT", help="judge USD per million tokens")
     return p
@@ -98,7 +113,7 @@ def main(argv: list[str] | None = None, env: dict[str, str] | None = None) -> in
         )
         if args.dry_run:
             return dry_run(cases, cache)
-        settings = _settings(args, env, cache)
+        settings = _agreement(_settings(args, env, cache), args.passes, args.min_agreement)
         prices = Prices(
             *_prices(args.price, "--price"), *_prices(args.judge_price, "--judge-price")
         )
@@ -127,8 +142,11 @@ def dry_run(cases: CaseList, cache: Path) -> int:
 def _run(cases: CaseList, settings: Settings, prices: Prices, args: argparse.Namespace) -> int:
     """The run, or with `--context` one run per mode (its cassettes and results in a
     `context-on` / `context-off` folder), then both side by side in one table."""
-    label = settings.cassettes.name
+    cassettes = settings.cassettes if settings.agreement is None else settings.cassettes.parent
+    label = cassettes.name
     out = args.out or HERE / "results" / label
+    if settings.agreement is not None:  # as the cassettes: a folder per passes and agreement
+        out = out / settings.cassettes.name
     modes = list(dict.fromkeys(args.context or []))
     if not modes:
         data = _run_one(cases, settings, prices, out, label)
@@ -179,6 +197,8 @@ def _run_one(
     }
     if context is not None:
         meta["context"] = context
+    if settings.agreement is not None:
+        meta["passes"], meta["min_agreement"] = settings.agreement
     data = run_json(results, prices, meta)
     write_output(out / "results.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n", 0o644)
     write_output(out / "results.md", markdown(data), 0o644)
@@ -218,6 +238,23 @@ def _settings(args: argparse.Namespace, env: dict[str, str], cache: Path) -> Set
         review_args=shlex.split(args.review_args),
         env=env,
     )
+
+
+def _agreement(settings: Settings, passes: int | None, agreement: int | None) -> Settings:
+    """`settings` reviewing with `passes` independent passes kept at `agreement` (the
+    review's `--passes` and `--min-agreement`), the cassettes in a folder of their own
+    (`passes-N-kK`); unchanged with neither."""
+    if passes is None and agreement is None:
+        return settings
+    n = 1 if passes is None else passes
+    if not 1 <= n <= MAX_PASSES:
+        raise QualityError(f"--passes {n}: expected a number of passes from 1 to {MAX_PASSES}")
+    k = n // 2 + 1 if agreement is None else agreement
+    if not 1 <= k <= n:
+        raise QualityError(f"--min-agreement {k}: expected a number from 1 to --passes {n}")
+    flags = [*settings.review_args, "--passes", str(n), "--min-agreement", str(k)]
+    folder = settings.cassettes / f"passes-{n}-k{k}"
+    return replace(settings, review_args=flags, cassettes=folder, agreement=(n, k))
 
 
 def _model_flags(protocol: str | None, name: str | None, endpoint: str | None) -> dict[str, str]:

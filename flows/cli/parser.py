@@ -131,6 +131,16 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
         help="model that verifies (same protocol); implies --verify",
     )
     review.add_argument(
+        "--passes",
+        metavar="N",
+        help="review every file N times independently (1-5); keep what --min-agreement found",
+    )
+    review.add_argument(
+        "--min-agreement",
+        metavar="K",
+        help="passes that must find a finding to keep it (default: a majority of --passes)",
+    )
+    review.add_argument(
         "--task-runner", choices=[r.value for r in TaskRunner], help="where the stages run"
     )
     review.add_argument(

@@ -66,6 +66,8 @@ _FLAG_KEYS: dict[str, tuple[str, str]] = {
     "sast_rules": ("review", "sast_rules"),
     "verify": ("review", "verify"),
     "verify_model": ("review", "verify_model"),
+    "passes": ("review", "passes"),
+    "min_agreement": ("review", "min_agreement"),
     "protocol": ("model", "protocol"),
     "model_name": ("model", "name"),
     "endpoint": ("model", "endpoint"),

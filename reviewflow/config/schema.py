@@ -6,7 +6,7 @@ import ipaddress
 import math
 import re
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -20,6 +20,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from reviewflow.config.language import is_known_tag
 from reviewflow.config.platforms import (
@@ -172,6 +173,13 @@ class ModelPrice(_Section):
         return (uncached * self.input + cached * cached_rate + completion * self.output) / 1e6
 
 
+class BelowAgreement(StrEnum):
+    """What becomes of a finding fewer than `review.min_agreement` passes found."""
+
+    DROP = "drop"  # dropped as `no_agreement`
+    VERIFY = "verify"  # with `review.verify`, kept for the verification to decide
+
+
 class ReviewSettings(_Section):
     concurrency: int = Field(4, ge=1, le=64)
     context_lines: int = Field(3, ge=0, le=1000)
@@ -223,6 +231,24 @@ class ReviewSettings(_Section):
         None, min_length=1, description="a model name of the same protocol, e.g. gpt-4o-mini"
     )
     verify_budget: int = Field(4, ge=0, le=50)  # context tool calls per finding
+    # Agreement across independent passes (docs/cost.md#agreement): each pass reviews every
+    # file on its own; a finding stays when `min_agreement` passes found it.
+    passes: int = Field(1, ge=1, le=5, description="a number of passes from 1 to 5")
+    pass_models: list[PassModel] = Field(
+        default_factory=list,
+        description="a list of model settings (protocol, name, endpoint, platform...), one per "
+        "pass from the first; a pass without one uses model.*",
+    )
+    min_agreement: int | None = Field(
+        None,
+        ge=1,
+        le=5,
+        description="a number of passes from 1 to review.passes (unset: a majority)",
+    )
+    below_agreement: BelowAgreement = Field(
+        BelowAgreement.DROP,
+        description="drop, or verify (with review.verify: the verification decides instead)",
+    )
     # A `reviewflow: ignore` comment the change itself adds silences findings; unset: yes
     # locally, no in CI (`honours_new_suppressions`).
     honour_new_suppressions: bool | None = Field(
@@ -257,6 +283,32 @@ class ReviewSettings(_Section):
     @classmethod
     def _no_blank_instructions(cls, value: str | None) -> str | None:
         return value if value and value.strip() else None
+
+    @field_validator("min_agreement", "pass_models")
+    @classmethod
+    def _within_passes(cls, value: Any, info: ValidationInfo) -> Any:
+        """At most `passes` of them: a `conflict` naming both keys where they were set."""
+        passes = info.data.get("passes")
+        if value is None or passes is None:
+            return value
+        count = value if isinstance(value, int) else len(value)
+        if count <= passes:
+            return value
+        reason = (
+            "no finding is found by more passes than the review makes"
+            if isinstance(value, int)
+            else f"{count} models for {passes} passes (one model per pass at most)"
+        )
+        raise PydanticCustomError(
+            "conflict",
+            "{reason}",
+            {"reason": reason, "other": "review.passes", "value": passes},
+        )
+
+    @property
+    def agreement(self) -> int:
+        """The passes a finding needs: `min_agreement`, else a majority of the passes."""
+        return self.min_agreement if self.min_agreement is not None else self.passes // 2 + 1
 
     def honours_new_suppressions(self, ci: bool) -> bool:
         """Whether a suppression comment the change adds silences: as set, else not in CI."""
@@ -483,6 +535,23 @@ class PublishSettings(_Section):
         if value in (None, ""):
             return None
         return check_endpoint(str(value)).rstrip("/")
+
+
+class PassModel(ModelSettings):
+    """One pass's model (`review.pass_models`): model settings whose key is never in the
+    configuration (it comes from the protocol's key variables, as `model.api_key` does), since
+    the review settings are a task parameter."""
+
+    @field_validator("api_key")
+    @classmethod
+    def _no_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            message = "review.pass_models take no api_key: set the protocol's key variable"
+            raise ValueError(message)
+        return value
+
+
+ReviewSettings.model_rebuild()
 
 
 class Config(_Section):

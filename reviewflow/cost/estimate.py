@@ -198,7 +198,7 @@ def estimate_review(
     high = low + localization(language, high_count)
     for job in jobs:
         stages = findings_stages(job, sizes.get(job.path), settings, expected_findings(job, True))
-        high = sum(stages.values(), high)
+        high = sum(per_pass(stages, settings.passes).values(), high)
     review_stages: dict[str, Figures] = {}
     localize = localization(language, expected)
     if localize.requests:
@@ -248,8 +248,19 @@ def estimate_file(job: FileJob, size: int | None, settings: ReviewSettings) -> F
     stages.update(findings_stages(job, size, settings, expected_findings(job)))
     context = job.context.tokens if job.context is not None else 0
     return FileEstimate(
-        path=job.path, chunks=len(job.chunks), stages=stages, context_tokens=context
+        path=job.path,
+        chunks=len(job.chunks),
+        stages=per_pass(stages, settings.passes),
+        context_tokens=context,
     )
+
+
+def per_pass(stages: dict[str, Figures], passes: int) -> dict[str, Figures]:
+    """A file's stages for `passes` independent passes (`review.passes`): every model stage of
+    its chain once per pass; verification once, of the findings that stay."""
+    if passes == 1:
+        return stages
+    return {name: f if name == "verify" else f.scaled(passes) for name, f in stages.items()}
 
 
 def chunk_session(

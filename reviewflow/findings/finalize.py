@@ -55,7 +55,7 @@ def finalize(
                 drops.append(outcome)
     unique, duplicates = _deduplicate(findings)
     return Finalized(
-        findings=tuple(sorted(unique, key=_order)),
+        findings=tuple(sorted(unique, key=finding_order)),
         dropped=(*drops, *duplicates),
         warnings=tuple(w for f in files for w in f.warnings),
         complete=all(f.complete for f in files),
@@ -128,7 +128,7 @@ def _strength(finding: Finding) -> tuple[int, float]:
     return SEVERITY_RANK[finding.severity], -finding.confidence
 
 
-def _order(finding: Finding) -> tuple[int, str, int, int, str]:
+def finding_order(finding: Finding) -> tuple[int, str, int, int, str]:
     return (
         SEVERITY_RANK[finding.severity],
         finding.path,

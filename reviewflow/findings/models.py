@@ -27,6 +27,7 @@ class DropReason(StrEnum):
     DISMISSED = "dismissed"  # on its pull/merge request or in dismissed.json (`detail`: who, why)
     NOT_VERIFIED = "not_verified"  # its verification score < review.confidence_threshold
     SUPPRESSED = "suppressed"  # a `reviewflow: ignore` comment (`detail`: its path:line)
+    NO_AGREEMENT = "no_agreement"  # found by fewer than review.min_agreement passes
 
 
 class PlacedBy(StrEnum):
@@ -86,11 +87,22 @@ class Finding(BaseModel):
     placed_by: PlacedBy
     model_confidence: float | None = None  # verified: the model's own, before the score
     verification: VerificationScore | None = None  # verified (`--verify`)
+    agreement: str | None = (
+        None  # several passes (`review.passes`): "2/3", the passes that found it
+    )
 
     @field_validator(*(TEXT_LIMITS.keys() - {"file"}), mode="before")
     @classmethod
     def _bounded(cls, value: Any, info: Any) -> Any:
         return cut_fields(value, info.field_name)
+
+    def cache_identity(self) -> dict[str, Any]:
+        """What a model stage given the finding (verification, localization) hashes: all of it,
+        its agreement only in a review of several passes (so a one-pass review's keys are
+        those of a review before passes; a localized finding carries its agreement back)."""
+        return self.model_dump(
+            mode="json", exclude={"agreement"} if self.agreement is None else None
+        )
 
 
 class Dropped(BaseModel):

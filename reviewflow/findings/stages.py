@@ -31,6 +31,31 @@ class ModelStages:
     cancelled: bool = False  # Ctrl-C: what finished before it is kept
     unrecorded_requests: int = 0  # Ctrl-C: requests sent by stages that never finished
     incomplete_files: tuple[str, ...] = ()  # a plan, chunk, relocation or filter of theirs
+    file_passes: tuple[int, ...] = ()  # several passes: the pass of each of `files`
+    passes: int = 1  # `review.passes`
+
+    def of_passes(self, file_passes: Sequence[int], passes: int) -> ModelStages:
+        """The same results of `passes` passes, each file's findings with the pass (from 1)
+        they are of."""
+        return replace(self, file_passes=tuple(file_passes), passes=passes)
+
+    def finished_paths(self) -> set[str | None]:
+        """The files with a complete result of every pass."""
+        numbers = self.file_passes or (1,) * len(self.files)
+        passes_of: dict[str | None, set[int]] = {}
+        for item, number in zip(self.files, numbers, strict=True):
+            if item.complete:
+                passes_of.setdefault(item.path, set()).add(number)
+        return {path for path, done in passes_of.items() if len(done) >= self.passes}
+
+    def by_pass(self, passes: int) -> list[list[FileFindings]]:
+        """`files` per pass, for `passes` passes (one: every file, as it is)."""
+        if passes == 1 or not self.file_passes:
+            return [list(self.files)]
+        grouped: list[list[FileFindings]] = [[] for _ in range(passes)]
+        for file, number in zip(self.files, self.file_passes, strict=True):
+            grouped[number - 1].append(file)
+        return grouped
 
     def cancel(self, unrecorded_requests: int) -> ModelStages:
         """The same results, marked cancelled (Ctrl-C), with the requests no record holds."""

@@ -251,15 +251,39 @@ class ProviderPool:
         `review.concurrency`, the review's usage and its budget cover both; closed with it."""
         if name == self.settings.name:
             return self.handle
+        update: dict[str, object] = {"name": name}
+        if self.settings.platform == Platform.AZURE:
+            update["deployment"] = None  # the verifier's deployment is named by its model
+        return self._sibling(name, lambda: self.settings.model_copy(update=update))
+
+    def for_settings(
+        self, model: ModelSettings, env: Mapping[str, str] | None = None
+    ) -> ProviderHandle:
+        """The handle of a pool for another model (a pass's, `review.pass_models`), sharing
+        this pool's slots, meter, observer and budget as `for_model`'s does; closed with it.
+        Its key: this pool's for the same protocol and platform (a CLI run has removed their
+        key variables from its environment by now), else from the protocol's key variables in
+        `env` (the process's)."""
+        name = "\0".join(str(v) for v in model.model_dump(exclude={"api_key", "price"}).values())
+        mine = (self.settings.protocol, self.settings.platform)
+
+        def settings() -> ModelSettings:
+            environ = os.environ if env is None else env
+            key = (
+                self.settings.api_key
+                if (model.protocol, model.platform) == mine
+                else environment_key(model.protocol, environ, model.platform)
+            )
+            return ModelSettings(**{**model.model_dump(exclude={"api_key"}), "api_key": key})
+
+        return self._sibling(name, settings)
+
+    def _sibling(self, name: str, settings: Callable[[], ModelSettings]) -> ProviderHandle:
         with self._lock:
             sibling = self._siblings.get(name)
         if sibling is None:
-            update: dict[str, object] = {"name": name}
-            if self.settings.platform == Platform.AZURE:
-                update["deployment"] = None  # the verifier's deployment is named by its model
-            settings = self.settings.model_copy(update=update)
             sibling = ProviderPool(
-                settings, self.handle.concurrency, self._factory, registry=self.registry
+                settings(), self.handle.concurrency, self._factory, registry=self.registry
             )
             sibling.observer, sibling.meter, sibling._slots = self.observer, self.meter, self._slots
             sibling.budget = self.budget

@@ -79,7 +79,8 @@ def comment_body(finding: Finding, platform: str) -> str:
     elif finding.suggestion:
         text = prose_and_code(finding.suggestion)
         parts.append("**Suggestion:**" + ("\n\n" if text.startswith("`") else " ") + text)
-    footer = f"<sub>reviewflow · {finding.id} · confidence {finding.confidence:.2f}</sub>"
+    agreed = f" · found by {finding.agreement} passes" if finding.agreement else ""
+    footer = f"<sub>reviewflow · {finding.id} · confidence {finding.confidence:.2f}{agreed}</sub>"
     return "\n\n".join([*parts, footer])
 
 

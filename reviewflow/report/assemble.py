@@ -118,7 +118,7 @@ def unfinished(stages: ModelStages, selection: Selection, cancelled: bool) -> tu
     with no finished result at all (begun or not)."""
     if not cancelled:
         return stages.incomplete_files
-    done = {item.path for item in stages.files if item.complete}
+    done = stages.finished_paths()  # with several passes: every pass of the file
     kept = {item.file.path for item in selection.kept}
     return tuple(sorted({*stages.incomplete_files, *(kept - done)}))
 

@@ -37,6 +37,7 @@ def _finding_view(finding: Finding) -> dict[str, Any]:
         "category": finding.category.value,
         "rule_id": md_inline(finding.rule_id) if finding.rule_id else None,
         "confidence": _confidence(finding),
+        "agreement": finding.agreement,
         "problem": md_text(finding.problem),
         "evidence": md_text(finding.evidence),
         "suggestion": md_text(finding.suggestion),

@@ -187,9 +187,11 @@ def _problem(item: ReviewWarning) -> dict[str, Any]:
 
 
 def _finding(item: Finding) -> dict[str, Any]:
-    """A finding's keys; `model_confidence` and `verification` only when it was verified."""
+    """A finding's keys; `model_confidence` and `verification` only when it was verified,
+    `agreement` only in a review of several passes."""
     unverified = {"model_confidence", "verification"} if item.verification is None else set()
-    return item.model_dump(mode="json", exclude=unverified)
+    single = {"agreement"} if item.agreement is None else set()
+    return item.model_dump(mode="json", exclude=unverified | single)
 
 
 def _dropped(item: Dropped) -> dict[str, Any]:

@@ -90,6 +90,7 @@ def _result(finding: Finding, rule_index: int) -> dict[str, Any]:
             "category": finding.category.value,
             "confidence": finding.confidence,
             "placed_by": finding.placed_by.value,
+            **({"agreement": finding.agreement} if finding.agreement else {}),
             **_verification(finding),
         },
     }

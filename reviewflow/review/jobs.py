@@ -55,10 +55,18 @@ class FileJob(BaseModel):
     instructions: str | None = None  # the team's, trusted: for the plan and main system prompts
     sast: tuple[SastResult, ...] = ()  # the pre-scan's results on added lines (`--sast`)
     context: FileContext | None = None  # the context pack (`review.context`), untrusted data
+    review_pass: int = 1  # which independent pass (`review.passes`) this job is of
 
     @property
     def needs_plan(self) -> bool:
         return self.changed_lines >= PLAN_MIN_CHANGED_LINES
+
+    def cache_identity(self) -> dict[str, object]:
+        """What the model stages' keys hash: the job, and its pass from the second on (so a
+        first pass is keyed exactly as a review without passes)."""
+        return self.model_dump(
+            mode="json", exclude={"review_pass"} if self.review_pass == 1 else None
+        )
 
 
 def snapshot_of(scope: Scope) -> Snapshot:

@@ -223,6 +223,7 @@ def test_escaped_names_keep_the_columns_aligned(
         (["--concurrency", "0"], "--concurrency: 0 (accepted: an integer from 1 to 64)"),
         (["--timeout", "1y"], "--timeout: '1y' (accepted: a positive duration such as 120s"),
         (["--model", ""], "--model: '' (accepted: a model name, e.g. gpt-4o)"),
+        (["--passes", "6"], "--passes: '6' (accepted: a number of passes from 1 to 5)"),
     ],
 )
 def test_bad_flag_values_name_flag_value_and_accepted(
@@ -400,4 +401,15 @@ def test_a_report_path_where_no_file_can_be_made_is_refused_before_the_review(
     err = capsys.readouterr().err
     assert code == 2 and err.startswith(
         f"reviewflow: error: cannot write {target}: no file can be created in {where} ("
+    )
+
+
+def test_more_agreement_than_passes_names_both(
+    review_cmd: list[str], committed: GitRepo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flags = ["--repo", str(committed.root), "--passes", "2", "--min-agreement", "3"]
+    err = run_failing(capsys, tmp_path, [*review_cmd, *flags])
+    assert err == (
+        "reviewflow: error: conflicting settings: --min-agreement is '3' and --passes is 2: no "
+        "finding is found by more passes than the review makes; change or unset one of them\n"
     )

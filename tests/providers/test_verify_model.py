@@ -36,3 +36,24 @@ def test_the_verify_model_shares_the_review_pool(wire: WireServer) -> None:
     pool.close()
     with pytest.raises(PoolClosedError):
         pool_for(verifier).complete(REQUEST)
+
+
+def test_a_pass_model_of_another_protocol_takes_its_own_key(wire: WireServer) -> None:
+    """`review.pass_models`: the same protocol uses the review's key (a CLI run has removed the
+    key variables by then), another takes its protocol's key variable; one meter for all."""
+    wire.script("anthropic", [Text()])
+    wire.script("openai", [Text(), Text()])
+    pool = ProviderPool(wire.settings("anthropic", name="reviewer"), 2)
+    same = wire.settings("anthropic", name="second").model_copy(update={"api_key": None})
+    other = wire.settings("openai", name="third").model_copy(update={"api_key": None})
+    env = {"OPENAI_API_KEY": "sk-openai-pass"}
+    handles = [pool.for_settings(same, env), pool.for_settings(other, env)]
+    assert pool.for_settings(other, env) == handles[1]  # one sibling per model
+    for handle in [*handles, handles[1]]:
+        pool_for(handle, pool.registry).complete(REQUEST)
+    sent = {(r.model, r.credential) for r in wire.requests()}
+    review_key = wire.settings("anthropic").api_key
+    assert review_key is not None
+    assert sent == {("second", review_key.get_secret_value()), ("third", "sk-openai-pass")}
+    assert pool.meter.totals().requests == 3
+    pool.close()

@@ -93,3 +93,11 @@ def test_no_reference_can_link_or_notify_a_work_item_issue_or_request() -> None:
     assert re.search(r"[#!]\d", text) is None  # Azure DevOps: work item 123, pull request 45
     assert "#\u200b123" in text and "!\u200b45" in text and "@\u200b\\<6B1A3ADB" in text
     assert "#x" in text and "3!" in text  # nothing else changes
+
+
+def test_a_finding_of_several_passes_says_how_many_found_it() -> None:
+    one = finding("a.py", 3, "x = 1")
+    agreed = one.model_copy(update={"agreement": "2/3"})
+    footer = comment_body(agreed, "github").splitlines()[-1]
+    assert footer.endswith(f"{one.id} · confidence 0.90 · found by 2/3 passes</sub>")
+    assert "passes" not in comment_body(one, "github")  # one pass: the comment of before

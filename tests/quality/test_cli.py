@@ -1,12 +1,15 @@
-"""run.py's own lines: the dry run, bad flags, an absent peer."""
+"""run.py's own lines: the dry run, bad flags, an absent peer, passes and agreement."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from bench.quality.run import main
+from bench.quality.harness import Settings
+from bench.quality.review import ModelChoice
+from bench.quality.run import _agreement, main
 from tests.quality.tiny import build
 
 
@@ -129,3 +132,44 @@ def test_a_bad_judge_temperature_is_one_line(
     assert capsys.readouterr().err == (
         "quality: --judge-temperature warm: expected a number from 0 to 2, or `default`\n"
     )
+
+
+def test_passes_and_agreement_reach_the_review_and_name_their_folders(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    build(tmp_path)
+    flags = ["--cases", str(tmp_path / "cases.json"), "--model", "m", "--protocol", "openai"]
+    flags += ["--endpoint", "http://127.0.0.1:9/v1", "--replay"]
+    flags += ["--cassettes", str(tmp_path / "tapes"), "--out", str(tmp_path / "out")]
+    assert main([*flags, "--passes", "3"]) == 1  # no cassettes of three passes yet
+    err = capsys.readouterr().err
+    assert f"no cassette at {tmp_path / 'tapes' / 'passes-3-k2' / 'tiny-window.json'}" in err
+    data = json.loads((tmp_path / "out" / "passes-3-k2" / "results.json").read_text())
+    assert (data["passes"], data["min_agreement"], data["label"]) == (3, 2, "tapes")
+
+    assert main([*flags, "--passes", "6"]) == 2
+    assert (
+        capsys.readouterr().err == "quality: --passes 6: expected a number of passes from 1 to 5\n"
+    )
+    assert main([*flags, "--passes", "2", "--min-agreement", "3"]) == 2
+    assert capsys.readouterr().err == (
+        "quality: --min-agreement 3: expected a number from 1 to --passes 2\n"
+    )
+
+
+def test_the_review_gets_the_passes_as_flags(tmp_path: Path) -> None:
+    build(tmp_path)
+    settings = Settings(
+        review=ModelChoice("openai", "m", "http://127.0.0.1:9/v1"),
+        judge=ModelChoice("openai", "m", "http://127.0.0.1:9/v1"),
+        review_key=None,
+        judge_key=None,
+        cache=tmp_path,
+        cassettes=tmp_path / "tapes",
+        mode="replay",
+        review_args=["--verify"],
+    )
+    three = _agreement(settings, 3, 1)
+    assert three.review_args == ["--verify", "--passes", "3", "--min-agreement", "1"]
+    assert three.cassettes == tmp_path / "tapes" / "passes-3-k1"
+    assert _agreement(settings, None, None) == settings
