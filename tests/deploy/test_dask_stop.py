@@ -9,7 +9,8 @@ would go on finds its pool stopped, the stages not started yet are cancelled). R
 the Prefect API, the task runs in flight on the workers (the requests and their tool loops) end
 Cancelled, none Failed or Completed after the signal; the stages Dask cancelled before they
 started have no task run at all. (A model request is no task run of its own since issue 40: the
-request held ends its stage's task run Cancelled.) On threads (the test this one matches) they end so too."""
+request held ends its stage's task run Cancelled.) On threads (the test this one matches) they
+end so too."""
 
 from __future__ import annotations
 
