@@ -59,14 +59,14 @@ def _finding(path: str) -> dict[str, object]:
     }
 
 
-def serve_model(latency: float, paths: list[str]) -> None:
+def serve_model(latency: float, paths: list[str], every: int = 10) -> None:
     """The scripted model, in a child process: prints its base URL, then answers each line
     on stdin with the arrival times of the requests so far."""
     from tests.flows.reviewer import ScriptedReviewer
     from tests.wire_server import Delay, RecordedRequest, Reply, WireServer
 
     arrivals: list[float] = []
-    planned = {p: [_finding(p)] if i % 10 == 0 else [] for i, p in enumerate(paths)}
+    planned = {p: [_finding(p)] if i % every == 0 else [] for i, p in enumerate(paths)}
 
     class Timed(ScriptedReviewer):
         def __call__(self, record: RecordedRequest) -> Reply:
@@ -86,10 +86,11 @@ def serve_model(latency: float, paths: list[str]) -> None:
 class Model:
     """The scripted model's process."""
 
-    def __init__(self, latency: float, paths: list[str], work: Path) -> None:
+    def __init__(self, latency: float, paths: list[str], work: Path, every: int = 10) -> None:
         listing = work / "paths.json"
         listing.write_text(json.dumps(paths))
         command = [sys.executable, __file__, "--model", str(listing), "--latency", str(latency)]
+        command += ["--finding-every", str(every)]
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -171,12 +172,23 @@ def _database(home: Path) -> dict[str, Any]:
             "from artifact where flow_run_id = ?",
             (flow,),
         ).fetchone()
+        tables = [
+            row[0] for row in conn.execute("select name from sqlite_master where type='table'")
+        ]
+        rows = {t: conn.execute(f'select count(*) from "{t}"').fetchone()[0] for t in tables}
+        try:
+            pages = conn.execute("select name, sum(pgsize) from dbstat group by name").fetchall()
+        except sqlite3.OperationalError:  # an SQLite built without dbstat
+            pages = []
     size = sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))  # with its -wal
     return {"db_mb": size / 2**20, "task_runs": task_runs, "artifacts": art[0],
-            "artifact_kb": art[1] / 1024}  # fmt: skip
+            "artifact_kb": art[1] / 1024, "rows": {t: n for t, n in rows.items() if n},
+            "table_mb": {name: b / 2**20 for name, b in pages if b > 2**16}}  # fmt: skip
 
 
-def run(files: int, latency: float, concurrency: int, context: str = "on") -> Result:
+def run(
+    files: int, latency: float, concurrency: int, context: str = "on", every: int = 10
+) -> Result:
     from tests.wire_server import TEST_KEY
 
     work = Path(tempfile.mkdtemp(prefix=f"rf-scale-{files}-"))
@@ -188,7 +200,7 @@ def run(files: int, latency: float, concurrency: int, context: str = "on") -> Re
             capture_output=True, text=True, check=True,
         ).stdout.splitlines() if line.endswith(CODE)
     )  # fmt: skip
-    model = Model(latency, paths, work)
+    model = Model(latency, paths, work, every)
     env = {**os.environ, "REVIEWFLOW_HOME": str(home), "PYTHONPATH": str(ROOT),
            "REVIEWFLOW_MODEL_NAME": "bench-model", "REVIEWFLOW_MODEL_ENDPOINT": model.url,
            "REVIEWFLOW_MODEL_API_KEY": TEST_KEY}  # fmt: skip
@@ -256,6 +268,8 @@ class Result:
     task_runs: int
     artifacts: int
     artifact_kb: float
+    rows: dict[str, int]
+    table_mb: dict[str, float]
 
     def __str__(self) -> str:
         r = self
@@ -272,6 +286,8 @@ class Result:
             f"database {r.db_mb:.1f} MB; task runs {r.task_runs} ({r.task_runs / r.requests:.2f} "
             f"a request); artifacts {r.artifacts} ({r.artifact_kb:.0f} KB); load {r.load:.1f}",
         ]
+        lines.append(f"rows: {r.rows}")
+        lines.append("MB: " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(r.table_mb.items())))
         if r.latency:
             ideal = r.requests / r.concurrency * r.latency
             lines.append(f"model span {r.span:.1f} s, ideal {ideal:.1f} s: {ideal / r.span:.1%}")
@@ -287,15 +303,20 @@ if __name__ == "__main__":
         "--context", nargs="+", choices=["on", "off"], default=["on"],
         help="review.context for each size (both: what the context pack costs)",
     )  # fmt: skip
+    parser.add_argument(
+        "--finding-every", type=int, default=10, help="one file in N gets a finding (1: every)"
+    )
     parser.add_argument("--json", type=Path, help="also append each result to this file")
     parser.add_argument("--model", type=Path, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.model:
-        serve_model(options.latency, json.loads(options.model.read_text()))
+        serve_model(options.latency, json.loads(options.model.read_text()), options.finding_every)
         raise SystemExit(0)
     for count in options.files:
         for context in options.context:
-            outcome = run(count, options.latency, options.concurrency, context)
+            outcome = run(
+                count, options.latency, options.concurrency, context, options.finding_every
+            )
             print(outcome, flush=True)
             if options.json:
                 with options.json.open("a") as out:

@@ -16,7 +16,7 @@ from tasks.llm import cancellable, sender
     cache_key_fn=stage_cache_key,
     persist_result=True,
     result_serializer="json",
-    retries=0,  # each model request is retried by its own llm_request task run
+    retries=0,  # each model request is retried inside it (`tasks.llm.llm_request`)
 )
 @cancellable
 def localize_findings(findings: list[Finding], language: str, handle: ProviderHandle) -> Localized:

@@ -17,7 +17,7 @@ from tasks.llm import cancellable, sender
     cache_key_fn=stage_cache_key,  # the file's change, rule, model, templates (tasks/caching.py)
     persist_result=True,
     result_serializer="json",
-    retries=0,  # each model request is retried by its own llm_request task run
+    retries=0,  # each model request is retried inside it (`tasks.llm.llm_request`)
 )
 @cancellable
 def plan(job: FileJob, handle: ProviderHandle) -> PlanResult:

@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import os
 import socket
+import sys
 import threading
 import time
 import urllib.request
@@ -120,19 +121,37 @@ def _watch_idle(tracker: IdleTracker, server: Any, args: argparse.Namespace) -> 
 
 
 # Prefect's in-memory messaging drops an event when a subscriber's queue holds 10,000 (a bound
-# with no setting, Prefect PR 19136). On a review of thousands of files the task run recorder
-# falls that far behind while the review runs, and the task runs whose events were dropped
-# never reach the UI (8,081-11,900 of 12,759 recorded at 5,000 files). Its queue is bounded
-# here at a size it never reaches (a 5,000-file review sends ~38,000 events), and drains once
-# the review's events slow.
+# with no setting, Prefect PR 19136; Prefect 3.9.1 has none either: its one supported way around
+# it is another broker, `PREFECT_MESSAGING_BROKER`, such as the team server's Redis). On a review
+# of thousands of files the task run recorder falls that far behind while the review runs, and
+# the task runs whose events were dropped never reach the UI (8,081-11,900 of 12,759 recorded at
+# 5,000 files). Its queue is bounded here at a size it never reaches (a 5,000-file review sends
+# ~38,000 events), and drains once the review's events slow. The bound is a private attribute of
+# Prefect's, so it is replaced for the one Prefect version it was read in, and the server
+# refuses to start on any other (tests/server/test_local_server.py pins it).
 EVENT_QUEUE_SIZE = 1_000_000
+PATCHED_PREFECT = "3.9.1"
 
 
-def deep_event_queues() -> None:
+class UnsupportedPrefect(RuntimeError):
+    """The installed Prefect is not the version whose in-memory messaging was read."""
+
+
+def deep_event_queues(installed: str | None = None) -> None:
     """Give every in-memory messaging subscription of this process a queue of
-    `EVENT_QUEUE_SIZE` (called before the app starts its services)."""
+    `EVENT_QUEUE_SIZE` (called before the app starts its services); `UnsupportedPrefect` if
+    the installed Prefect (or `installed`) is not `PATCHED_PREFECT`."""
     import asyncio
 
+    import prefect
+
+    version = prefect.__version__ if installed is None else installed
+    if version != PATCHED_PREFECT:
+        raise UnsupportedPrefect(
+            f"the managed Prefect server supports Prefect {PATCHED_PREFECT} only, and "
+            f"{version} is installed: install prefect=={PATCHED_PREFECT}, or set "
+            "PREFECT_API_URL to a server of your own"
+        )
     from prefect.server.utilities.messaging import memory
 
     made = memory.Subscription.__init__
@@ -151,7 +170,11 @@ def main(argv: list[str] | None = None) -> None:
         import uvicorn
         from prefect.server.api.server import create_app
 
-        deep_event_queues()
+        try:
+            deep_event_queues()
+        except UnsupportedPrefect as error:
+            print(error, file=sys.stderr, flush=True)  # the CLI shows the log's last line
+            os._exit(2)
         tracker = IdleTracker(create_app(final=True))
     config = uvicorn.Config(tracker, log_level="error", lifespan="on", timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)

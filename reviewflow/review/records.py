@@ -16,7 +16,7 @@ from reviewflow.models import Candidate, ReviewWarning
 from reviewflow.providers.messages import ModelRequest, ModelResponse, Usage
 
 Send = Callable[[ModelRequest], ModelResponse]
-"""Sends one model request. In the flow it is the `llm_request` task (retried by Prefect);
+"""Sends one model request. In the flow it is `tasks.llm.llm_request` (a transient error retried);
 in tests and plain runs, `ProviderPool.complete`. Raises `ProviderError` (a
 `ProviderFailure` carries the attempts it took and any usage its rejected answer reported)."""
 
@@ -56,8 +56,9 @@ class ToolRecord(_Record):
 class RequestRecord(_Record):
     """One model request of any stage: its outcome, timing, usage and tool calls.
 
-    `attempts` is 1 + Prefect retries; `status` "error" carries the one-line error;
-    "not_sent": the review's budget refused the request (no attempt, no usage; `error` says why).
+    `attempts` is 1 + retries (`tasks.llm.llm_request`); `status` "error" carries the one-line
+    error; "not_sent": the review's budget refused the request (no attempt, no usage; `error`
+    says why).
     """
 
     stage: Stage

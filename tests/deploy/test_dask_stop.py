@@ -8,7 +8,9 @@ Cancelled; and once the held requests are answered, no worker sends another (a t
 would go on finds its pool stopped, the stages not started yet are cancelled). Read back from
 the Prefect API, the task runs in flight on the workers (the requests and their tool loops) end
 Cancelled, none Failed or Completed after the signal; the stages Dask cancelled before they
-started have no task run at all. On threads (the test this one matches) they end so too."""
+started have no task run at all. (A model request is no task run of its own since issue 40: the
+request held ends its stage's task run Cancelled.) On threads (the test this one matches) they
+end so too."""
 
 from __future__ import annotations
 
@@ -36,10 +38,9 @@ from tests.wire_server import Delay, RecordedRequest, Reply, WireServer
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
 FILES = [f"app/m{i}.py" for i in range(8)]
-# the task runs that send model requests (each request its own `llm_request` run, nested in
-# its stage's): a cancel must end those in flight Cancelled, on a worker as on threads
+# the task runs that send model requests (each request sent inside its stage's task run): a
+# cancel must end those in flight Cancelled, on a worker as on threads
 MODEL_STAGES = {"plan", "tool_loop", "relocate", "review_filter", "verify", "localize"}
-MODEL_STAGES |= {"llm_request"}
 UNFINISHED = {"SCHEDULED", "PENDING", "RUNNING"}
 
 
@@ -209,22 +210,21 @@ def _reviewed(run: Any, repo: Path) -> bool:
 def _model_runs_cancelled(repo: Path, signalled: float, in_flight: int) -> list[TaskRunState]:
     """The model task runs of the review of `repo`, once none is left unfinished (a worker's
     states reach the API a moment after): none Failed, none Completed after the signal (sent at
-    `signalled`), and the `in_flight` requests held then (and their stages) Cancelled by it."""
+    `signalled`), and the stages of the `in_flight` requests held then Cancelled by it."""
     runs: list[TaskRunState] = []
 
     def settled() -> bool:
         runs[:] = [run for run in _task_runs(repo) if run.stage in MODEL_STAGES]
-        requests = [run for run in runs if run.stage == "llm_request"]
-        return len(requests) >= in_flight and not any(run.state in UNFINISHED for run in runs)
+        loops = [run for run in runs if run.stage == "tool_loop"]
+        return len(loops) >= in_flight and not any(run.state in UNFINISHED for run in runs)
 
     assert eventually(settled, within=60), runs
     assert not [run for run in runs if run.state == "FAILED"], runs
     assert not [run for run in runs if run.state == "COMPLETED" and run.at >= signalled], runs
     cancelled = [run for run in runs if run.state == "CANCELLED"]
     assert all("the review was cancelled" in run.message for run in cancelled), cancelled
-    requests = [run for run in cancelled if run.stage == "llm_request"]
     loops = [run for run in cancelled if run.stage == "tool_loop"]
-    assert len(requests) == in_flight and len(loops) >= in_flight, runs
+    assert len(loops) >= in_flight, runs
     return runs
 
 
@@ -266,12 +266,12 @@ def test_a_stop_on_a_dask_cluster_stops_its_workers(
     assert _flow_run_state(reviews.repo.root) == "CANCELLED"
     # the stages in flight on the workers end Cancelled; those not started never start there
     runs = _model_runs_cancelled(reviews.repo.root, signalled, in_flight=2)
-    assert sorted(run.stage for run in runs) == ["llm_request"] * 2 + ["tool_loop"] * 2, runs
+    assert sorted(run.stage for run in runs) == ["tool_loop"] * 2, runs
 
 
 def test_a_stop_on_threads_ends_the_stages_cancelled(reviews: Reviews) -> None:
-    """What a stop on Dask matches: on threads too, the requests and tool loops in flight end
-    Cancelled, and so do those that start after it (they send nothing)."""
+    """What a stop on Dask matches: on threads too, the tool loops in flight (their requests
+    held) end Cancelled, and so do those that start after it (they send nothing)."""
     reviewer: Any = reviews.reviewer
     run = reviews.start("--no-warm", "--concurrency", "2")
     run.wait_for(lambda: reviewer.held >= 2, "two requests held")
@@ -279,7 +279,7 @@ def test_a_stop_on_threads_ends_the_stages_cancelled(reviews: Reviews) -> None:
     signalled = time.time()
     assert_cancelled(run.interrupt((signal.SIGINT,)), started=True)
     runs = _model_runs_cancelled(reviews.repo.root, signalled, in_flight=2)
-    assert {run.stage for run in runs} == {"llm_request", "tool_loop"}, runs
+    assert {run.stage for run in runs} == {"tool_loop"}, runs
 
 
 @pytest.mark.parametrize(

@@ -25,8 +25,7 @@ STAGES = {
     # not estimate_cost: a CLI review hands the flow the estimate it printed (tests/cli/test_budget)
     "identify_snapshot",
     "plan",
-    "tool_loop",
-    "llm_request",
+    "tool_loop",  # its model requests inside it: no task runs of their own
     "relocate",
     "review_filter",
     "finalize",

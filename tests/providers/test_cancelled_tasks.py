@@ -1,8 +1,8 @@
 """A cancelled review's task runs end Cancelled, not Failed (issue 37 item 5): its pool raises
 `ReviewCancelled` (not a failed request a stage would note and go past) for the request in
 flight and every request after, whether the cancel came by signal in the pool's process or to a
-Dask worker (`pool.stop`); `llm_request` and the model stages return Prefect's Cancelled state,
-and a cached stage stores no result for it (the next run does the work again)."""
+Dask worker (`pool.stop`); the model stages (their requests inside them) return Prefect's
+Cancelled state, and a cached stage stores no result for it (the next run does the work again)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from reviewflow import cancel
 from reviewflow.cancel import Canceller
 from reviewflow.errors import ProviderError
 from reviewflow.providers import ModelRequest, ProviderPool, UserMessage, pool_for
-from reviewflow.providers.pool import ReviewCancelled
+from reviewflow.providers.pool import ProviderHandle, ReviewCancelled
 from tasks.llm import cancellable, llm_request, sender
 from tests.wire_server import Delay, Text, WireServer
 
@@ -73,16 +73,21 @@ def test_a_signal_cancels_the_pool_in_its_own_process_which_the_review_still_rea
     assert len(wire.requests()) == 1 and pool.meter.totals().requests == 1
 
 
-def test_a_request_the_cancel_stops_ends_its_task_run_cancelled(
+def test_a_request_the_cancel_stops_ends_its_stage_s_task_run_cancelled(
     prefect_tasks: None, canceller: Canceller, wire: WireServer
 ) -> None:
+    @task(name="stage", retries=0)
+    @cancellable
+    def stage(handle: ProviderHandle) -> str:  # as the model stages are declared
+        return llm_request(handle, REQUEST).text
+
     wire.script("openai", [Text("before")])
     with ProviderPool(wire.settings("openai"), 1) as pool:
         send = sender(pool.handle)
         assert send(REQUEST).text == "before"
         with cancel.deferred():
             canceller.handle(signal.SIGINT, None)
-        state = llm_request(pool.handle, REQUEST, return_state=True)
+        state = stage(pool.handle, return_state=True)
         assert state.is_cancelled(), state
         assert state.message and "the review was cancelled" in state.message
         with pytest.raises(ReviewCancelled):

@@ -1,6 +1,6 @@
-"""The llm_request task through Prefect: one retry on transient errors, none on permanent ones,
-every attempt counted (in the response or the final error), and the API key nowhere Prefect
-writes."""
+"""One model request (`tasks.llm.llm_request`, sent inside its stage's task run): one retry on
+transient errors, none on permanent ones, every attempt counted (in the response or the final
+error), and the API key nowhere Prefect writes when the stage's task run fails with it."""
 
 from __future__ import annotations
 
@@ -19,14 +19,25 @@ from reviewflow.providers import ModelRequest, ModelResponse, ProviderPool, User
 from reviewflow.providers.failures import ProviderAuthError, UnsendableRequestError, attempts_of
 from reviewflow.providers.pool import ProviderHandle
 from reviewflow.review.recording import failure_status
-from tasks.llm import llm_request, request_model, retry_transient, sender
+from tasks.llm import (
+    RETRIES,
+    RETRY_DELAY_SECONDS,
+    llm_request,
+    request_model,
+    retry_transient,
+    sender,
+)
 from tests.wire_server import TEST_KEY, Delay, HttpError, Text, WireServer
 
 # handles resolve in a flow run's provider pools, active in each test's context
 pytestmark = pytest.mark.usefixtures("pools")
 
 REQUEST = ModelRequest(system="sys", messages=(UserMessage(content="hi"),))
-fast_llm_request = llm_request.with_options(retry_delay_seconds=0)
+
+
+def fast_llm_request(handle: ProviderHandle, request: ModelRequest) -> ModelResponse:
+    return llm_request(handle, request, delay=0)
+
 
 SCENARIOS: dict[str, tuple[list[Any], int, type[Exception] | None]] = {
     "429-then-200": ([HttpError(429), Text("ok")], 2, None),
@@ -36,20 +47,22 @@ SCENARIOS: dict[str, tuple[list[Any], int, type[Exception] | None]] = {
 }
 
 
-def test_task_declares_its_policy() -> None:
-    from prefect.cache_policies import NO_CACHE
+def test_the_request_declares_its_policy() -> None:
+    """One retry after 2 s, transient failures only; a request is no task run of its own (four
+    of a file's seven task runs were, and the Prefect database grew past its bound)."""
+    from prefect import Task
 
-    assert llm_request.retries == 1
-    assert llm_request.retry_condition_fn is retry_transient
-    assert llm_request.cache_policy is NO_CACHE
-    assert llm_request.persist_result is False
-    assert fast_llm_request.retry_condition_fn is retry_transient
+    assert (RETRIES, RETRY_DELAY_SECONDS) == (1, 2.0)
+    assert retry_transient(TransientProviderError("429")) and not retry_transient(
+        ProviderAuthError("401")
+    )
+    assert not isinstance(llm_request, Task)
 
 
 def test_plain_function_needs_no_prefect(wire: WireServer) -> None:
     wire.script("openai", [Text("plain"), HttpError(429)])
     with ProviderPool(wire.settings("openai"), 1) as pool:
-        response = llm_request.fn(pool.handle, REQUEST)
+        response = llm_request(pool.handle, REQUEST)
         assert response.text == "plain" and response.attempts == 1
         with pytest.raises(TransientProviderError):  # no Prefect, no retry
             request_model(pool.handle, REQUEST)
@@ -63,25 +76,31 @@ def test_a_request_that_never_left_counts_no_attempt() -> None:
         protocol="openai", name="m", endpoint="http://[::1/v1", timeout=2.0, api_key=SecretStr("k")
     )
     with ProviderPool(settings, 1) as pool, pytest.raises(UnsendableRequestError) as caught:
-        llm_request.fn(pool.handle, REQUEST)
+        llm_request(pool.handle, REQUEST)
     assert attempts_of(caught.value) == 0
     assert failure_status(caught.value) == {"attempts": 0, "status": "error"}
 
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
-def test_retries_through_prefect(
+def test_retries_inside_the_stage_s_task_run(
     prefect_tasks: None, wire: WireServer, protocol: str, scenario: str
 ) -> None:
     replies, expected_requests, error = SCENARIOS[scenario]
     wire.script(protocol, replies)
+    from prefect import task
+
+    @task(name="stage", retries=0)
+    def stage(handle: ProviderHandle) -> ModelResponse:
+        return fast_llm_request(handle, REQUEST)
+
     with ProviderPool(wire.settings(protocol, timeout=0.4), 2) as pool:
         if error is None:
-            response = fast_llm_request(pool.handle, REQUEST)
+            response = stage(pool.handle)
             assert response.text == "ok"
-            assert response.attempts == expected_requests  # counted wherever the task ran
+            assert response.attempts == expected_requests  # counted wherever the stage ran
         else:
             with pytest.raises(error) as caught:
-                fast_llm_request(pool.handle, REQUEST)
+                stage(pool.handle)
             assert TEST_KEY not in "".join(traceback.format_exception(caught.value))
             assert attempts_of(caught.value) == expected_requests
     assert len(wire.requests(protocol)) == expected_requests
@@ -103,7 +122,7 @@ def test_api_key_never_reaches_logs_database_or_results(
     caplog: pytest.LogCaptureFixture,
     capfd: pytest.CaptureFixture[str],
 ) -> None:
-    from prefect import flow
+    from prefect import flow, task
     from prefect.artifacts import create_markdown_artifact
     from prefect.logging.loggers import get_run_logger
     from prefect.settings import PREFECT_HOME, PREFECT_LOCAL_STORAGE_PATH
@@ -111,12 +130,16 @@ def test_api_key_never_reaches_logs_database_or_results(
     from flows.local.process import DATABASE_FILE
     from flows.local.settings import prefect_home
 
+    @task(name="stage", retries=0)
+    def stage(handle: ProviderHandle) -> ModelResponse:  # a stage whose request fails, or not
+        return fast_llm_request(handle, REQUEST)
+
     @flow(name="key-scan", persist_result=True)
     def key_scan(handle: ProviderHandle) -> str:
-        failed = fast_llm_request(handle, REQUEST, return_state=True)
+        failed = stage(handle, return_state=True)
         error = failed.result(raise_on_failure=False)
         assert isinstance(error, ProviderError)
-        answer: ModelResponse = fast_llm_request(handle, REQUEST)
+        answer: ModelResponse = stage(handle)
         get_run_logger().info("first: %s; then: %s", error, answer.text)
         create_markdown_artifact(f"{error}\n\n{answer.text}", key="key-scan")
         return f"{error!r} {answer!r}"

@@ -405,7 +405,7 @@ def test_status_faults_are_typed_on_every_platform(
     wire.assert_done()
 
 
-def test_429_is_retried_through_prefect_on_every_platform(
+def test_429_is_retried_on_every_platform(
     prefect_tasks: None, wire: WireServer, platform_settings: tuple[str, ModelSettings]
 ) -> None:
     from tasks.llm import llm_request
@@ -413,7 +413,7 @@ def test_429_is_retried_through_prefect_on_every_platform(
     protocol, settings = platform_settings
     wire.script(protocol, [HttpError(429), Text("ok")])
     with ProviderPool(settings, 2) as pool:
-        response = llm_request.with_options(retry_delay_seconds=0)(pool.handle, PROBE)
+        response = llm_request(pool.handle, PROBE, delay=0)
     assert response.text == "ok" and response.attempts == 2
     assert len(wire.requests(protocol)) == 2
     wire.assert_done()
@@ -435,7 +435,7 @@ def test_platform_credentials_never_reach_prefect(
     the database."""
     import logging
 
-    from prefect import flow
+    from prefect import flow, task
     from prefect.artifacts import create_markdown_artifact
     from prefect.logging.handlers import APILogWorker
     from prefect.settings import PREFECT_HOME, PREFECT_LOCAL_STORAGE_PATH
@@ -443,9 +443,12 @@ def test_platform_credentials_never_reach_prefect(
     from flows.local.process import DATABASE_FILE
     from flows.local.settings import prefect_home
     from reviewflow.errors import ProviderError
+    from reviewflow.providers.messages import ModelResponse
     from tasks.llm import llm_request
 
-    fast = llm_request.with_options(retry_delay_seconds=0)
+    @task(name="stage", retries=0)
+    def fast(handle: ProviderHandle, request: ModelRequest) -> ModelResponse:  # a model stage
+        return llm_request(handle, request, delay=0)
 
     @flow(name="platform-key-scan", persist_result=True)
     def key_scan(handle: ProviderHandle) -> str:

@@ -38,7 +38,12 @@ from flows.local.process import (
     wait_ready,
     write_state,
 )
-from flows.local.server_main import EVENT_QUEUE_SIZE, deep_event_queues
+from flows.local.server_main import (
+    EVENT_QUEUE_SIZE,
+    PATCHED_PREFECT,
+    UnsupportedPrefect,
+    deep_event_queues,
+)
 from flows.local.settings import PrefectEnvironment, prefect_home, prefect_version
 from tests.server.conftest import server_pids
 
@@ -166,6 +171,30 @@ def test_the_server_s_event_queues_hold_a_large_review_s_events(
 
     asyncio.run(deliver(10_001))
     assert subscription._queue.qsize() == 10_001  # none dropped
+
+
+def test_the_event_queue_patch_is_pinned_to_one_prefect_version(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The deeper queue replaces a private attribute of Prefect's: it is applied only on the
+    version it was read in, the one pyproject pins, and any other is refused in one line
+    with nothing patched (the server's log's last line, which the CLI shows)."""
+    import tomllib
+
+    from prefect.server.utilities.messaging import memory
+
+    pins = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    assert f"prefect=={PATCHED_PREFECT}" in pins["project"]["dependencies"]
+    assert prefect_version() == PATCHED_PREFECT
+    made = memory.Subscription.__init__
+    monkeypatch.setattr(memory.Subscription, "__init__", made)
+    with pytest.raises(UnsupportedPrefect) as refused:
+        deep_event_queues(installed="3.9.2")
+    assert memory.Subscription.__init__ is made  # nothing patched
+    line = str(refused.value)
+    assert "\n" not in line and "3.9.2" in line and f"prefect=={PATCHED_PREFECT}" in line
+    # what the patch replaces is still there, as read: a 10,000 bound on `_queue`
+    assert memory.Subscription(memory.Topic("events"))._queue.maxsize == 10_000
 
 
 def test_flow_runs_task_runs_and_artifacts_are_on_the_server(
