@@ -111,9 +111,9 @@ def _tree(
         if not row:
             continue
         meta, _, raw = row.partition(b"\t")
-        mode, kind, obj, size = meta.decode("ascii").split()
+        mode, kind, obj, length = meta.decode("ascii").split()
         if kind == "blob" and mode != _GITLINK:
-            entries[decode_path(raw)] = (mode, obj, int(size))
+            entries[decode_path(raw)] = (mode, obj, int(length))
     picked = _pick(entries, wanted, shown, f"in commit {sha[:12]}")
     blobs = _read_blobs(root, [entries[p][1] for p in picked if entries[p][2] <= _LIMIT])
     files = []
