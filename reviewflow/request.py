@@ -110,6 +110,11 @@ class ReviewRequest(BaseModel):
         return self.model_copy(update=update)
 
     @property
+    def audit(self) -> bool:
+        """A whole-file audit (`--files`, `--all`): no diff, every file read as added."""
+        return self.mode is DiffMode.AUDIT
+
+    @property
     def mode_name(self) -> str:
         """The mode as reports name it: `diff` for a diff file, `stdin` for `--diff -`."""
         if self.mode is DiffMode.STDIN and self.diff_source != "-":
