@@ -43,16 +43,17 @@ def repo_relative(root: Path, given: str) -> str:
     if not path.is_absolute():
         path = root / path
     top = Path(os.path.realpath(root))
-    # Resolve the directories above it (a symlinked /tmp, `..`), never the file itself.
+    # Resolve the directories above it (a symlinked /tmp, `..`), not the file itself: a
+    # symlink inside the repository is audited as the link Git tracks.
     if path.name in ("", ".", ".."):
         full = Path(os.path.realpath(path))
     else:
         full = Path(os.path.realpath(path.parent)) / path.name
-    try:
-        rel = full.relative_to(top)
-    except ValueError:
-        raise ConfigError(f"--files: '{given}' is outside the repository {root}") from None
-    parts = rel.parts
+    if not full.is_relative_to(top):  # a symlink from outside into the repository
+        full = Path(os.path.realpath(full))
+    if not full.is_relative_to(top):
+        raise ConfigError(f"--files: '{given}' is outside the repository {root}")
+    parts = full.relative_to(top).parts
     if parts[:1] == (".git",):
         raise ConfigError(f"--files: '{given}' is inside the repository's .git directory")
     return PurePosixPath(*parts).as_posix() if parts else ""
