@@ -85,14 +85,13 @@ def _add_change_flags(parser: argparse.ArgumentParser, *, preview: bool = True) 
     group.add_argument(
         "--diff", dest="diff_source", metavar="FILE", help="review a unified diff ('-' = stdin)"
     )
-    audit = group.add_mutually_exclusive_group()
-    audit.add_argument(
+    group.add_argument(
         "--files",
         nargs="+",
         metavar="PATH",
         help="audit these files or directories as they are, no diff (with --commit: at it)",
     )
-    audit.add_argument(
+    group.add_argument(
         "--all",
         dest="audit_all",
         action="store_true",
