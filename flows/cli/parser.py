@@ -89,7 +89,7 @@ def _add_change_flags(parser: argparse.ArgumentParser, *, preview: bool = True) 
         "--files",
         nargs="+",
         metavar="PATH",
-        help="audit these files or directories as they are, no diff (with --commit: at it)",
+        help="audit these files or directories as they are, no diff (--commit: as it has them)",
     )
     group.add_argument(
         "--all",
