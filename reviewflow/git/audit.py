@@ -113,9 +113,12 @@ def _tree(
             continue
         meta, _, raw = row.partition(b"\t")
         mode, kind, obj, length = meta.decode("ascii").split()
-        if kind == "blob" and mode != _GITLINK:
-            entries[decode_path(raw)] = (mode, obj, int(length))
+        if kind == "blob" and mode != _GITLINK:  # ls-tree sizes a blob the store lacks `BAD`
+            entries[decode_path(raw)] = (mode, obj, int(length) if length.isdigit() else -1)
     picked = _pick(entries, wanted, shown, f"in commit {sha[:12]}")
+    for path in picked:
+        if entries[path][2] < 0:
+            raise GitError(_missing(path, entries[path][1]))
     blobs = _read_blobs(root, [entries[p][1] for p in picked if entries[p][2] <= _LIMIT])
     files = []
     for path in picked:
@@ -133,11 +136,19 @@ def _read_blobs(root: Path, shas: list[str]) -> dict[str, bytes]:
     at = 0
     while at < len(out):
         end = out.index(b"\n", at)
-        obj, _, length = out[at:end].decode("ascii").split()
+        header = out[at:end].decode("ascii", "replace").split()
+        if len(header) != 3:  # `<sha> missing`: gone since ls-tree sized it
+            raise GitError(_missing(None, header[0]))
+        obj, _, length = header
         start = end + 1
         blobs[obj] = out[start : start + int(length)]
         at = start + int(length) + 1  # the newline after the content
     return blobs
+
+
+def _missing(path: str | None, obj: str) -> str:
+    where = f"{path!r} ({obj[:12]})" if path is not None else obj[:12]
+    return f"the audited commit's tree names a file this repository lacks: {where}"
 
 
 def _added(path: str, mode: str, data: bytes | None, size: int, digest: hashlib._Hash) -> FileDiff:

@@ -145,3 +145,19 @@ def test_paths_are_read_from_the_top_through_a_symlinked_directory(
     assert repo_relative(repo.root, str(alias / "src" / "a.py")) == "src/a.py"
     assert repo_relative(repo.root, str(alias)) == ""
     assert repo_relative(repo.root, "src/../b.py") == "b.py"
+
+
+def test_a_blob_missing_from_the_repository_is_a_git_error(repo: GitRepo) -> None:
+    """A commit whose tree names a blob the object store lacks (a broken or partial copy)."""
+    repo.write("a.py", "x = 1\n")
+    repo.commit("base")
+    lost = "0123456789abcdef0123456789abcdef01234567"
+    repo.git("update-index", "--add", "--cacheinfo", f"100644,{lost},lost.py")
+    tree = repo.git("write-tree", "--missing-ok").strip()
+    broken = repo.git("commit-tree", tree, "-p", "HEAD", "-m", "broken").strip()
+    with pytest.raises(GitError) as refused:
+        collect(repo, DiffMode.AUDIT, commit=broken)
+    message = "the audited commit's tree names a file this repository lacks: 'lost.py' (0123"
+    assert str(refused.value).startswith(message)
+    audited = collect(repo, DiffMode.AUDIT, commit=broken, paths=("a.py",))  # not wanted
+    assert [f.path for f in audited.files] == ["a.py"]
