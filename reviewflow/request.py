@@ -61,7 +61,8 @@ class ReviewRequest(BaseModel):
     ) -> ReviewRequest:
         """Check the flag combination and pick the diff mode: an audit (`--files`, `--all`)
         reads the working tree, or the tree of `commit` when one is given."""
-        audit = _audit_flags(files, audit_all, from_ref is not None, diff_source is not None)
+        names = _DEPLOYED_NAMES if deployed else _CLI_NAMES
+        audit = _audit_flags(files, audit_all, from_ref is not None, diff_source is not None, names)
         if (from_ref is None) != (to_ref is None):
             raise ConfigError("--from and --to must be given together")
         if commit is not None and from_ref is not None:
@@ -133,18 +134,30 @@ class ReviewRequest(BaseModel):
         )
 
 
+_CLI_NAMES = ("--files", "--all", "--from/--to")
+_DEPLOYED_NAMES = ("'files'", "'all_files'", "'from_ref'/'to_ref'")  # the deployment's parameters
+
+
 def _audit_flags(
-    files: tuple[str, ...] | None, audit_all: bool, has_range: bool, has_diff: bool
+    files: tuple[str, ...] | None,
+    audit_all: bool,
+    has_range: bool,
+    has_diff: bool,
+    names: tuple[str, str, str],
 ) -> bool:
-    """Whether the flags ask for an audit; ConfigError for a combination that cannot be one."""
+    """Whether the flags ask for an audit; ConfigError for a combination that cannot be one,
+    naming the flags (or a deployment's parameters: `names`) as the user set them."""
+    files_flag, all_flag, range_flags = names
     if files is not None and audit_all:
-        raise ConfigError("--files and --all cannot be combined (--all audits every file)")
+        raise ConfigError(
+            f"{files_flag} and {all_flag} cannot be combined ({all_flag} audits every file)"
+        )
     if files is None and not audit_all:
         return False
-    flag = "--all" if audit_all else "--files"
+    flag = all_flag if audit_all else files_flag
     if has_range or has_diff:
-        other = "--from/--to" if has_range else "--diff"
+        other = range_flags if has_range else "--diff"
         raise ConfigError(f"{flag} audits files as they are: it cannot be combined with {other}")
     if files is not None and (not files or any(not f.strip() for f in files)):
-        raise ConfigError("--files needs one or more paths (files or directories)")
+        raise ConfigError(f"{files_flag} needs one or more paths (files or directories)")
     return True

@@ -52,10 +52,10 @@ def repo_relative(root: Path, given: str) -> str:
     if not full.is_relative_to(top):  # a symlink from outside into the repository
         full = Path(os.path.realpath(full))
     if not full.is_relative_to(top):
-        raise ConfigError(f"--files: '{given}' is outside the repository {root}")
+        raise ConfigError(f"cannot audit '{given}': it is outside the repository {root}")
     parts = full.relative_to(top).parts
     if parts[:1] == (".git",):
-        raise ConfigError(f"--files: '{given}' is inside the repository's .git directory")
+        raise ConfigError(f"cannot audit '{given}': it is inside the repository's .git directory")
     return PurePosixPath(*parts).as_posix() if parts else ""
 
 
@@ -73,7 +73,7 @@ def _pick(
         return paths
     for want, given in zip(wanted, shown, strict=True):
         if not any(_under(p, (want,)) for p in paths):
-            raise ConfigError(f"--files: no file to audit at '{given}' {where}")
+            raise ConfigError(f"nothing to audit at '{given}' {where}")
     return [p for p in paths if _under(p, wanted)]
 
 
@@ -82,7 +82,7 @@ def _working_tree(
 ) -> tuple[list[FileDiff], list[str]]:
     for rel, given in zip(wanted, shown, strict=True):
         if not os.path.lexists(root / rel):
-            raise ConfigError(f"--files: no such file or directory: '{given}'")
+            raise ConfigError(f"cannot audit '{given}': no such file or directory")
     args = ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]
     listed = (decode_path(raw) for raw in run_git(root, args).split(b"\0") if raw)
     files: list[FileDiff] = []

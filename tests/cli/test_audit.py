@@ -123,10 +123,10 @@ def test_a_big_file_is_chunked_as_a_large_hunk_is(project: GitRepo, tmp_path: Pa
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["--files", "nope.py"], "--files: no such file or directory: '{root}/nope.py'"),
-        (["--files", "/"], "--files: '/' is outside the repository {root}"),
+        (["--files", "nope.py"], "cannot audit '{root}/nope.py': no such file or directory"),
+        (["--files", "/"], "cannot audit '/': it is outside the repository {root}"),
         (["--files", "legacy", "--commit", "HEAD~1"], None),
-        (["--files", "app/big.py", "--commit", "HEAD~1"], "--files: no file to audit at"),
+        (["--files", "app/big.py", "--commit", "HEAD~1"], "nothing to audit at '{root}/app/big"),
         (["--files", ""], "--files needs one or more paths (files or directories)"),
         (["--all", "--files", "app"], "--files and --all cannot be combined"),
         (["--all", "--from", "HEAD~1", "--to", "HEAD"], "--all audits files as they are: it"),

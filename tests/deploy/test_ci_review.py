@@ -143,3 +143,7 @@ def test_a_deployed_audit_reads_the_commits_tree(
     assert state.message.startswith("gate failed: 1 finding(s), high app/settings.py:10")
     with pytest.raises(ConfigError, match=r"a deployed audit .* needs 'commit'"):
         ci_review.fn(str(repo.root), all_files=True)
+    with pytest.raises(ConfigError, match=r"^'files' and 'all_files' cannot be combined"):
+        ci_review.fn(str(repo.root), commit=head, files=["app"], all_files=True)
+    with pytest.raises(ConfigError, match=r"^'files' needs one or more paths"):
+        ci_review.fn(str(repo.root), commit=head, files=[])

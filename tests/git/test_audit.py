@@ -116,12 +116,12 @@ def test_a_symlink_is_its_target_text_and_a_submodule_is_not_read(repo: GitRepo)
 @pytest.mark.parametrize(
     ("paths", "commit", "message"),
     [
-        (("missing.py",), None, "--files: no such file or directory: 'missing.py'"),
-        (("src/debug.log",), None, "--files: no file to audit at 'src/debug.log' (Git ignores"),
-        (("missing.py",), "HEAD", "--files: no file to audit at 'missing.py' in commit "),
-        (("src/new.py",), "HEAD", "--files: no file to audit at 'src/new.py' in commit "),
-        (("../elsewhere",), None, "--files: '../elsewhere' is outside the repository "),
-        ((".git/config",), None, "--files: '.git/config' is inside the repository's .git"),
+        (("missing.py",), None, "cannot audit 'missing.py': no such file or directory"),
+        (("src/debug.log",), None, "nothing to audit at 'src/debug.log' (Git ignores it"),
+        (("missing.py",), "HEAD", "nothing to audit at 'missing.py' in commit "),
+        (("src/new.py",), "HEAD", "nothing to audit at 'src/new.py' in commit "),
+        (("../elsewhere",), None, "cannot audit '../elsewhere': it is outside the repository "),
+        ((".git/config",), None, "cannot audit '.git/config': it is inside the repository's .git"),
     ],
 )
 def test_a_path_with_nothing_to_audit_is_one_line(
