@@ -132,6 +132,7 @@ def test_a_big_file_is_chunked_as_a_large_hunk_is(project: GitRepo, tmp_path: Pa
         (["--all", "--from", "HEAD~1", "--to", "HEAD"], "--all audits files as they are: it"),
         (["--files", "app", "--diff", "-"], "--files audits files as they are: it cannot be"),
         (["--all", "--commit", "nope"], "unknown revision 'nope'"),
+        (["--all", "--publish", "github"], "--publish reviews the request's commits: it cannot"),
     ],
 )
 def test_bad_audit_input_is_one_line_and_exit_2(
