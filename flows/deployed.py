@@ -130,10 +130,14 @@ def ci_review(
     platform: PlatformName | None = None,
     platform_repo: str | None = None,
     pull_request: int | None = None,
+    files: list[str] | None = None,
+    all_files: bool = False,
 ) -> State:
     """Review one commit or a `from_ref`..`to_ref` range of `repository` (a path or a URL), or
     the pull/merge request `pull_request` of `platform_repo` on `platform` (its findings are
     published there; its range is the request's, or only what is new since the last review).
+    With `files` (paths from the repository's top) or `all_files`, audit the files of
+    `commit`'s tree as they are, with no diff (`reviewflow review --files/--all --commit`).
 
     Keeps the name it was given (`deployment-run --run-name`); its `review` subflow's run is
     named by the review's ID. Ends Completed ("gate passed"), Cancelled where the CLI would exit
@@ -144,6 +148,11 @@ def ci_review(
     env = dict(os.environ)
     publish = _with_publish(overrides, platform, platform_repo, pull_request)
     config = deployed_config(publish, env, PUBLISH_PARAMETERS if platform is not None else None)
+    if (files is not None or all_files) and commit is None:
+        raise ConfigError(
+            "a deployed audit ('files' or 'all_files') needs 'commit': the tree it reads "
+            "(e.g. main, or a SHA)"
+        )
     if commit is None and from_ref is None and platform is None:
         raise ConfigError(
             "a deployed review needs 'commit', 'from_ref' and 'to_ref', or 'platform' and "
@@ -164,6 +173,8 @@ def ci_review(
         home=str(home),
         ci_variables=ci_variables(env) or (DEPLOYMENT_CI,),
         deployed=True,
+        files=tuple(files) if files is not None else None,
+        audit_all=all_files,
     )
     token = publish_token(config)
     with publishing(config, env, request, token=token, run_url=flow_run.ui_url) as request:

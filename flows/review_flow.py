@@ -123,6 +123,7 @@ def review(
         as_is(dismissed),
         as_is(settings),
         bool(request.ci_variables),
+        request.audit,
     )
     finalized, unverified = run_verification(
         stages, finalized, read, config, handle, options, symbols

@@ -35,6 +35,8 @@ class ReviewRequest(BaseModel):
     deployed: bool = False
     """A deployment's run (its settings are parameters, such as `trusted_ref`), not the CLI's
     (flags, such as `--trusted-ref`): messages name the one the user sets."""
+    files: tuple[str, ...] = ()
+    """An audit's (`--files`) paths, absolute or from the repository's top; none with `--all`."""
     sast_prescanned: bool = False
     """The CLI started this review's SAST pre-scan ahead of the flow (`reviewflow.sast.early`):
     the flow's stage reads its results from the cache, `--no-cache` or not."""
@@ -54,8 +56,13 @@ class ReviewRequest(BaseModel):
         home: str,
         ci_variables: tuple[str, ...] = (),
         deployed: bool = False,
+        files: tuple[str, ...] | None = None,
+        audit_all: bool = False,
     ) -> ReviewRequest:
-        """Check the flag combination and pick the diff mode."""
+        """Check the flag combination and pick the diff mode: an audit (`--files`, `--all`)
+        reads the working tree, or the tree of `commit` when one is given."""
+        names = _DEPLOYED_NAMES if deployed else _CLI_NAMES
+        audit = _audit_flags(files, audit_all, from_ref is not None, diff_source is not None, names)
         if (from_ref is None) != (to_ref is None):
             raise ConfigError("--from and --to must be given together")
         if commit is not None and from_ref is not None:
@@ -65,7 +72,9 @@ class ReviewRequest(BaseModel):
         for flag, value in (("--commit", commit), ("--from", from_ref), ("--to", to_ref)):
             if value is not None and not value.strip():
                 raise ConfigError(f"{flag} needs a non-empty ref")
-        if diff_source is not None:
+        if audit:
+            mode = DiffMode.AUDIT
+        elif diff_source is not None:
             mode = DiffMode.STDIN
         elif commit is not None:
             mode = DiffMode.COMMIT
@@ -86,6 +95,7 @@ class ReviewRequest(BaseModel):
             home=home,
             ci_variables=ci_variables,
             deployed=deployed,
+            files=tuple(files or ()),
         )
 
     def for_pull_request(self, context: PullRequestContext) -> ReviewRequest:
@@ -99,6 +109,11 @@ class ReviewRequest(BaseModel):
         if self.mode is DiffMode.WORKSPACE:
             update.update(mode=DiffMode.RANGE, from_ref=context.from_ref, to_ref=context.head)
         return self.model_copy(update=update)
+
+    @property
+    def audit(self) -> bool:
+        """A whole-file audit (`--files`, `--all`): no diff, every file read as added."""
+        return self.mode is DiffMode.AUDIT
 
     @property
     def mode_name(self) -> str:
@@ -115,4 +130,34 @@ class ReviewRequest(BaseModel):
             to_ref=self.to_ref,
             diff_source=self.stdin_copy or self.diff_source,
             context_lines=context_lines,
+            paths=self.files,
         )
+
+
+_CLI_NAMES = ("--files", "--all", "--from/--to")
+_DEPLOYED_NAMES = ("'files'", "'all_files'", "'from_ref'/'to_ref'")  # the deployment's parameters
+
+
+def _audit_flags(
+    files: tuple[str, ...] | None,
+    audit_all: bool,
+    has_range: bool,
+    has_diff: bool,
+    names: tuple[str, str, str],
+) -> bool:
+    """Whether the flags ask for an audit; ConfigError for a combination that cannot be one,
+    naming the flags (or a deployment's parameters: `names`) as the user set them."""
+    files_flag, all_flag, range_flags = names
+    if files is not None and audit_all:
+        raise ConfigError(
+            f"{files_flag} and {all_flag} cannot be combined ({all_flag} audits every file)"
+        )
+    if files is None and not audit_all:
+        return False
+    flag = all_flag if audit_all else files_flag
+    if has_range or has_diff:
+        other = range_flags if has_range else "--diff"
+        raise ConfigError(f"{flag} audits files as they are: it cannot be combined with {other}")
+    if files is not None and (not files or any(not f.strip() for f in files)):
+        raise ConfigError(f"{files_flag} needs one or more paths (files or directories)")
+    return True

@@ -39,12 +39,14 @@ def silence_findings(
     dismissed: Dismissed,
     settings: ReviewSettings,
     ci: bool,
+    audit: bool = False,
 ) -> Finalized:
     """`finalized` with suppressed and dismissed findings dropped (`files` give each file's
     added lines, to tell suppressions the change adds; whether one the change adds silences is
-    the settings', by default not in CI: `ci`)."""
+    the settings', by default not in CI: `ci`). An `audit` adds no line: its files' comments
+    are the code's own, and silence as a comment the change did not add does."""
     honour_new = settings.honours_new_suppressions(ci=ci)
-    added = {f.path: f.changed_lines for f in files if f.path is not None}
+    added = {} if audit else {f.path: f.changed_lines for f in files if f.path is not None}
     paths = [finding.path for finding in finalized.findings]
     found, warnings = read_suppressions(snapshot, added, paths)
     return silence(finalized, found, dismissed, honour_new, warnings)

@@ -22,6 +22,7 @@ modes:
   reviewflow review --commit SHA           the changes one commit introduced
   reviewflow review --from A --to B        merge-base(A, B)..B
   git diff | reviewflow review --diff -    a unified diff on stdin (tools read the working tree)
+  reviewflow review --files PATH... | --all   audit files as they are on disk, no diff
   reviewflow review --preview ...          files, filters and rules only; no model needed
 
 exit codes: 0 nothing matches fail_on, 1 a finding matches fail_on,
@@ -83,6 +84,18 @@ def _add_change_flags(parser: argparse.ArgumentParser, *, preview: bool = True) 
     group.add_argument("--to", dest="to_ref", metavar="REF", help="range end (with --from)")
     group.add_argument(
         "--diff", dest="diff_source", metavar="FILE", help="review a unified diff ('-' = stdin)"
+    )
+    group.add_argument(
+        "--files",
+        nargs="+",
+        metavar="PATH",
+        help="audit these files or directories as they are, no diff (--commit: as it has them)",
+    )
+    group.add_argument(
+        "--all",
+        dest="audit_all",
+        action="store_true",
+        help="audit every file as it is, no diff (with --commit: that commit's tree)",
     )
     group.add_argument("--rule", dest="custom_rule", metavar="FILE", help="extra rules.json")
     group.add_argument("--instructions", metavar="FILE", help=INSTRUCTIONS_HELP)

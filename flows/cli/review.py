@@ -116,7 +116,17 @@ def request_from_args(args: argparse.Namespace, env: Mapping[str, str]) -> Revie
         no_cache=args.no_cache,
         home=str(home_dir(env)),
         ci_variables=ci_variables(env),
+        files=_audited(args),
+        audit_all=getattr(args, "audit_all", False),
     )
+
+
+def _audited(args: argparse.Namespace) -> tuple[str, ...] | None:
+    """`--files` as the shell names them (absolute: git's pathspecs are the shell's too)."""
+    given = getattr(args, "files", None)
+    if given is None:
+        return None
+    return tuple(os.path.abspath(f) if f.strip() else f for f in given)
 
 
 def cmd_review(

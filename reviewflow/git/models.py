@@ -21,6 +21,8 @@ class DiffMode(StrEnum):
     COMMIT = "commit"
     RANGE = "range"
     STDIN = "stdin"
+    AUDIT = "audit"
+    """No diff: the files as they are, each read as wholly added (`reviewflow.git.audit`)."""
 
 
 LineKind = Literal["context", "add", "del"]
@@ -137,6 +139,9 @@ class ChangeSpec:
     to_ref: str | None = None
     diff_source: str | None = None  # "-" for stdin, or a file path
     context_lines: int = 3
+    paths: tuple[str, ...] = ()
+    """An audit's paths (files or directories: absolute, or relative to the repository's top);
+    none: every file. With `commit`, the audit reads that commit's tree, else the working tree."""
 
 
 @dataclass(frozen=True, slots=True)

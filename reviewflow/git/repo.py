@@ -1,4 +1,5 @@
-"""From a repository and a ChangeSpec to a parsed Change (workspace, commit, range, stdin).
+"""From a repository and a ChangeSpec to a parsed Change (workspace, commit, range, stdin, or
+an audit's files read as added).
 
 Every git command goes through `reviewflow.git.runner` and its scrubbed environment (GitPython
 read GIT_DIR and GIT_WORK_TREE from the process environment, and ran git with all of it).
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reviewflow.errors import ConfigError, DiffParseError, GitError
+from reviewflow.git.audit import audit_files
 from reviewflow.git.encoding import decode_files, read_attributes, read_head
 from reviewflow.git.headers import merge_same_path
 from reviewflow.git.models import Change, ChangeSpec, DiffMode, FileDiff
@@ -153,6 +155,12 @@ def _stdin(
     return _Result(parse_unified_diff(data), None, head, None)
 
 
+def _audit(root: Path, spec: ChangeSpec, digest: hashlib._Hash) -> _Result:
+    """No diff: every file audited is added; nothing is the base (`reviewflow.git.audit`)."""
+    found = audit_files(root, spec, digest)
+    return _Result(found.files, None, found.head, found.commit, found.warnings)
+
+
 def _decoded(root: Path, result: _Result) -> tuple[list[FileDiff], list[tuple[str, str]]]:
     """The change's files with their text decoded (`reviewflow.git.encoding`): the attributes
     and first lines of the commit the change ends on, else of the working tree."""
@@ -178,6 +186,8 @@ def collect_change(
         result = _range(repo_root, spec, digest)
     elif spec.mode == DiffMode.STDIN:
         result = _stdin(repo_root, spec, digest, stdin)
+    elif spec.mode == DiffMode.AUDIT:
+        result = _audit(repo_root, spec, digest)
     else:  # pragma: no cover - the enum is closed
         raise ConfigError(f"unknown diff mode {spec.mode!r}")
     files, notes = _decoded(repo_root, result)

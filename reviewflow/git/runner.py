@@ -123,11 +123,13 @@ def run_git(
     ok: tuple[int, ...] = (0,),
     options: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
+    stdin: bytes = b"",
 ) -> bytes:
     """Run git in `root` and return its stdout; GitError (one line) on another exit code.
 
     `options` are top-level git options (such as `--literal-pathspecs`) put before `args`;
-    `env` is added to the scrubbed environment.
+    `env` is added to the scrubbed environment; `stdin` is all git reads (`cat-file --batch`'s
+    object names), then end of input: git never waits on a prompt.
     """
     try:
         result = subprocess.run(
@@ -135,7 +137,8 @@ def run_git(
             cwd=root,
             env={**git_env(), **(env or {})},
             capture_output=True,
-            stdin=subprocess.DEVNULL,
+            input=stdin or None,
+            stdin=None if stdin else subprocess.DEVNULL,
         )
     except OSError as err:
         raise GitError(f"cannot run git: {err.strerror or err}") from None

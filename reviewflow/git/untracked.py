@@ -45,8 +45,9 @@ def _read_regular(full: bytes, limit: int) -> bytes:
         return handle.read(limit + 1)
 
 
-def _entry(full: bytes) -> tuple[str, bytes | None, int] | None:
-    """(mode, content, size) of one untracked path; content is None for a file over the limit.
+def read_entry(full: bytes) -> tuple[str, bytes | None, int] | None:
+    """(mode, content, size) of one path of the working tree; content is None for a file over
+    the limit; None for what is not a file or a symlink (a directory).
 
     A symlink's content is its target text. Files are sized with `lstat` before any read,
     and a file that grew past the limit since is not kept either.
@@ -81,7 +82,7 @@ def untracked_files(root: Path, digest: hashlib._Hash) -> tuple[list[FileDiff], 
             continue  # nested repositories are listed as directories
         path = decode_path(raw)
         try:
-            found = _entry(os.path.join(base, raw))
+            found = read_entry(os.path.join(base, raw))
         except FileNotFoundError:
             continue
         except OSError as err:

@@ -37,6 +37,8 @@ def publishing(
     the token (`token`, else the platform's environment variable) is held inside only."""
     if request.mode is DiffMode.STDIN and platform_of(config.publish, env) is not None:
         raise ConfigError("--publish reviews the request's commits: it cannot review a --diff")
+    if request.mode is DiffMode.AUDIT and platform_of(config.publish, env) is not None:
+        raise ConfigError("--publish reviews the request's commits: it cannot publish an audit")
     found = request_ref(config.publish, env)
     if found is None:
         yield request

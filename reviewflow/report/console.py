@@ -28,7 +28,7 @@ from reviewflow.report.outcome import (
     severity_summary,
 )
 from reviewflow.report.textsafe import for_terminal
-from reviewflow.report.wording import counted
+from reviewflow.report.wording import change_words, counted
 
 STYLES = {
     Severity.CRITICAL: "bold white on red",
@@ -72,7 +72,7 @@ def _header(outcome: ReviewOutcome) -> list[Text]:
     silenced = silenced_line(outcome.dropped, outcome.warnings)
     return [
         _line(("Review ", "bold"), outcome.review_id, ": ", (status, _status_style(outcome))),
-        _line(f"  {meta.mode} change in {meta.repository}", f" ({shas})" if shas else ""),
+        _line(f"  {change_words(meta.mode)} {meta.repository}", f" ({shas})" if shas else ""),
         _line(
             f"  {files_finished(outcome)} of {counted(outcome.files_changed, 'file')} reviewed"
             f"{_incomplete(outcome)}, "

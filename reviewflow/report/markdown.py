@@ -23,7 +23,7 @@ from reviewflow.report.outcome import (
     incomplete_reasons,
     severity_summary,
 )
-from reviewflow.report.wording import counted
+from reviewflow.report.wording import change_words, counted
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -68,7 +68,7 @@ def _groups(outcome: ReviewOutcome) -> list[dict[str, Any]]:
 def _change_line(outcome: ReviewOutcome) -> str:
     meta = outcome.metadata
     shas = " → ".join(md_inline(sha[:12]) for sha in (meta.base_sha, meta.head_sha) if sha)
-    text = f"{md_inline(meta.mode)} change in {md_inline(meta.repository)}"
+    text = f"{md_inline(change_words(meta.mode))} {md_inline(meta.repository)}"
     return f"{text} ({shas})" if shas else text
 
 

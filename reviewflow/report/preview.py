@@ -7,6 +7,7 @@ from typing import Any
 from reviewflow import __version__
 from reviewflow.cost.text import estimate_line, estimate_table
 from reviewflow.report.textsafe import for_terminal, json_safe, terminal_text
+from reviewflow.report.wording import change_words
 from reviewflow.request import ReviewRequest
 from reviewflow.rules.models import ResolvedRule
 from reviewflow.sast.models import SastScan
@@ -137,7 +138,7 @@ def _padded(paths: list[str]) -> list[str]:
 def _render(doc: dict[str, Any]) -> list[str]:
     meta = doc["metadata"]
     source = f" {meta['diff_file']}" if meta["diff_file"] else ""
-    lines = [f"Preview of {meta['mode']}{source} change in {meta['repository']}"]
+    lines = [f"Preview of {change_words(meta['mode'], source)} {meta['repository']}"]
     if meta["base_sha"] or meta["head_sha"]:
         lines.append(f"  base {meta['base_sha'] or '-'}  head {meta['head_sha'] or '-'}")
     if meta["trusted_ref"]:

@@ -3,7 +3,7 @@
 `--trusted-ref` (a deployment's `trusted_ref` parameter) always wins (also locally; `HEAD` trusts
 the checked-out commit). Outside CI the
 working tree is read. In CI the change's base is used: the caller passes the merge-base of a
-range or the parent of a commit as `base_sha`, and None for workspace and diff changes (a
+range or the parent of a commit as `base_sha`, and None for workspace, diff and audit changes (a
 checkout's HEAD is the change under review) and a root commit. Without a base the run fails
 closed with TrustError, so a change can never supply the rules it is reviewed by. (A commit's
 parent may be an earlier commit of the same pull request: a pull request is reviewed as a range.)
@@ -41,5 +41,5 @@ def choose_trusted_ref(
     )
     raise TrustError(
         f"running in CI ({names} set) with no trusted base for .reviewflow/rules.json "
-        f"(a workspace, a diff or a root commit): {fix}"
+        f"(a workspace, a diff, an audit or a root commit): {fix}"
     )

@@ -126,3 +126,24 @@ def test_a_report_that_cannot_be_written_fails_the_run_with_the_reason(
     [summary] = artifacts(state.state_details.flow_run_id)[summary_key(str(repo.root))]
     assert summary["exit_code"] == 2 and "markdown" not in summary["reports"]
     assert (tmp_path / "reports" / "review-report.sarif").is_file()  # the others are written
+
+
+def test_a_deployed_audit_reads_the_commits_tree(
+    tmp_path: Path, wire: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`files` audits a file the reviewed commit does not touch, as the commit has it; the
+    rules are read at `trusted_ref` (an audit has no base), and `commit` is required."""
+    repo, _ = _risky_commit(tmp_path, monkeypatch, wire)
+    repo.write("notes.txt", "later\n")
+    head = repo.commit("notes")
+    repo.write("app/settings.py", "edited on disk, not committed\n")
+    wire.respond("openai", ScriptedReviewer({"app/settings.py": [SPLIT]}))
+    audit = {"files": ["app"], "trusted_ref": head, "return_state": True}
+    state = ci_review(str(repo.root), commit=head, **audit)
+    assert state.message.startswith("gate failed: 1 finding(s), high app/settings.py:10")
+    with pytest.raises(ConfigError, match=r"a deployed audit .* needs 'commit'"):
+        ci_review.fn(str(repo.root), all_files=True)
+    with pytest.raises(ConfigError, match=r"^'files' and 'all_files' cannot be combined"):
+        ci_review.fn(str(repo.root), commit=head, files=["app"], all_files=True)
+    with pytest.raises(ConfigError, match=r"^'files' needs one or more paths"):
+        ci_review.fn(str(repo.root), commit=head, files=[])

@@ -106,7 +106,7 @@ def test_a_parameter_the_flow_does_not_take_is_refused_before_any_run() -> None:
     check_names(_request("ci-review/ci-review", "--param", "repository=/srv/app"), schema)
     accepted = (
         "repository, commit, from_ref, to_ref, trusted_ref, overrides, no_cache, platform, "
-        "platform_repo, pull_request"
+        "platform_repo, pull_request, files, all_files"
     )
     with pytest.raises(
         ConfigError, match=rf"unknown parameter 'colour' .*\(accepted: {accepted}\)"
