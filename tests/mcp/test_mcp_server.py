@@ -96,6 +96,10 @@ def test_tools_are_typed_and_bad_input_gets_the_clis_line(
         "budget": _cli_line(["review", "--repo", root, "--max-cost=lots", "--preview"], capsys),
         "key": _cli_line(["dismiss", "--repo", root, "--", "not-a-finding"], capsys),
     }
+    with monkeypatch.context() as inside:  # the tool's paths are the repository's, as in it
+        inside.chdir(repo.root)
+        audit_argv = ["review", "--repo", root, "--files", "nosuch.py", "--preview"]
+        expected["audit"] = _cli_line(audit_argv, capsys)
     assert all(line.startswith("reviewflow: error: ") for line in expected.values()), expected
 
     async def checks() -> None:
@@ -126,6 +130,13 @@ def test_tools_are_typed_and_bad_input_gets_the_clis_line(
                     await _refused(session, "dismiss", {"finding": "not-a-finding"})
                     == expected["key"]
                 )
+                got = await _refused(session, "preview", {"files": ["nosuch.py"]})
+                assert got == expected["audit"]
+                audit = await session.call_tool("preview", {"files": [FAST]})
+                assert not audit.is_error, audit.content
+                assert audit.structured_content is not None
+                assert audit.structured_content["metadata"]["mode"] == "audit"
+                assert [f["path"] for f in audit.structured_content["files"]] == [FAST]
                 no_review = await _refused(session, "findings", {})
                 assert no_review.startswith("reviewflow: error: no review of ")
                 wrong_type = await session.call_tool("review", {"confidence_threshold": "high"})

@@ -22,10 +22,12 @@ from pydantic import BaseModel, Field
 
 from flows.cli.mcp.child import Finished, run_cli
 from flows.cli.mcp.tools import (
+    AllFiles,
     Commit,
     ContextPack,
     Dismissed,
     Explanation,
+    Files,
     FindingKey,
     FromRef,
     Instructions,
@@ -139,6 +141,8 @@ def _add_review(server: MCPServer, reviews: Reviews) -> None:
         commit: Commit = None,
         from_ref: FromRef = None,
         to_ref: ToRef = None,
+        files: Files = None,
+        all_files: AllFiles = False,
         max_tokens: MaxTokens = None,
         max_cost: MaxCost = None,
         verify: Verify = None,
@@ -150,7 +154,8 @@ def _add_review(server: MCPServer, reviews: Reviews) -> None:
         no_cache: NoCache = False,
     ) -> Annotated[CallToolResult, ReviewResult]:
         """Review a change of the repository with the configured model: the workspace (staged,
-        unstaged and untracked changes) by default, one commit, or a range. The configuration's
+        unstaged and untracked changes) by default, one commit, a range, or files audited as they
+        are with no diff (`files`, `all_files`). The configuration's
         settings and budgets apply, as for `reviewflow review`. Returns the findings as the JSON
         report has them and the report files; progress is reported as files are reviewed, and
         cancelling the call cancels the review as Ctrl-C does (its partial report is written:
@@ -165,7 +170,8 @@ def _add_review(server: MCPServer, reviews: Reviews) -> None:
             "confidence_threshold": confidence_threshold,
             "no_cache": no_cache,
         }
-        flags = change_flags(commit, from_ref, to_ref, instructions) + setting_flags(settings)
+        flags = change_flags(commit, from_ref, to_ref, instructions, files, all_files)
+        flags += setting_flags(settings)
         argv = ["review", "--repo", str(reviews.repo), *flags]
         argv += ["--json", "review-report.json", "--console", "off", "--no-progress", "--events"]
         async with reviews.lock:
@@ -187,6 +193,8 @@ def _add_preview(server: MCPServer, reviews: Reviews) -> None:
         commit: Commit = None,
         from_ref: FromRef = None,
         to_ref: ToRef = None,
+        files: Files = None,
+        all_files: AllFiles = False,
         max_cost: MaxCost = None,
         sast: Sast = None,
         context: ContextPack = None,
@@ -196,7 +204,8 @@ def _add_preview(server: MCPServer, reviews: Reviews) -> None:
         kept and excluded with the reason, the rules, and the cost estimate (`reviewflow review
         --preview`)."""
         settings = {"max_cost": max_cost, "sast": sast, "context": context}
-        flags = change_flags(commit, from_ref, to_ref, instructions) + setting_flags(settings)
+        flags = change_flags(commit, from_ref, to_ref, instructions, files, all_files)
+        flags += setting_flags(settings)
         argv = ["review", "--repo", str(reviews.repo), "--preview", *flags, "--json", "-"]
         finished = await reviews.run(argv)
         if finished.code != 0:

@@ -21,6 +21,16 @@ FromRef = Annotated[
     Field(description="range start (with to_ref): the changes of merge-base(from, to)..to"),
 ]
 ToRef = Annotated[str | None, Field(description="range end (with from_ref)")]
+Files = Annotated[
+    list[str] | None,
+    Field(
+        description="audit these files or directories as they are, with no diff (relative to "
+        "the repository; with commit: as that commit has them)"
+    ),
+]
+AllFiles = Annotated[
+    bool, Field(description="audit every file as it is, with no diff (with commit: its tree)")
+]
 MaxTokens = Annotated[
     str | None,
     Field(description="token budget, e.g. 200k: no request is sent that would cross it"),
@@ -125,10 +135,20 @@ class Dismissed(BaseModel):
 
 
 def change_flags(
-    commit: str | None, from_ref: str | None, to_ref: str | None, instructions: str | None
+    commit: str | None,
+    from_ref: str | None,
+    to_ref: str | None,
+    instructions: str | None,
+    files: list[str] | None = None,
+    all_files: bool = False,
 ) -> list[str]:
-    """The change's flags: a commit, a range, or none (the workspace)."""
-    flags: list[str] = []
+    """The change's flags: a commit, a range, or none (the workspace); or an audit of files
+    as they are (`--files`, `--all`)."""
+    flags: list[str] = ["--all"] if all_files else []
+    if files is not None:
+        # `--files` takes every following argument: a path that looks like a flag is made
+        # explicitly relative so it is never read as one.
+        flags += ["--files", *(f"./{path}" if path.startswith("-") else path for path in files)]
     for flag, value in (
         ("--commit", commit),
         ("--from", from_ref),
