@@ -1,4 +1,5 @@
-"""`reviewflow dismiss` and `reviewflow dismissed` (no Prefect import: they stay instant)."""
+"""`reviewflow dismiss` and `reviewflow dismissed` (no Prefect import: they stay instant);
+`dismissed --suggest` is `flows.cli.learn`'s."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from flows.cli.learn import cmd_suggest
 from reviewflow.config import home_dir
 from reviewflow.git.repo import find_repo_root
 from reviewflow.report.dismiss import Listed, dismiss, listed, undo
@@ -31,6 +33,8 @@ def cmd_dismiss(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
 def cmd_dismissed(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     root = find_repo_root(Path(args.repo))
+    if args.suggest or args.apply is not None:
+        return cmd_suggest(args, root, home_dir(env))
     items = listed(root, home_dir(env))
     if args.json:
         records = [
