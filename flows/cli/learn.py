@@ -18,7 +18,10 @@ from reviewflow.rules.loader import PROJECT_RULES
 
 def cmd_suggest(args: argparse.Namespace, root: Path, home: Path) -> int:
     today = datetime.now(UTC).date()
-    found = suggest(root, home, today, min_count=args.min_count, days=args.expires_in)
+    reports = [Path(path) for path in args.report or ()]
+    found = suggest(
+        root, home, today, min_count=args.min_count, days=args.expires_in, reports=reports
+    )
     if args.apply is not None:
         done = apply(root, found.proposals, args.apply, dismisser(root), today)
         _print_applied(done)

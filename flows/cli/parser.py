@@ -413,7 +413,8 @@ def _add_dismiss_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
         "List the dismissals that apply to the repository: its .reviewflow/dismissed.json "
         "(working tree) and your --local ones. With --suggest, propose silencing rules (a "
         "category or rule ID in a path glob) that the repository's dismissals support, those "
-        "reviews found on pull requests included (from the reports in ~/.reviewflow/reports/), "
+        "reviews found on pull requests included (from the reports in ~/.reviewflow/reports/ "
+        "and those --report names), "
         "and name the rules file's expired or unused ones; --apply writes the proposals you "
         "accept into .reviewflow/rules.json (review and commit the change).",
         "reviewflow dismissed --json\n"
@@ -432,6 +433,13 @@ def _add_dismiss_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
         metavar="IDS",
         help="with --suggest: write these proposals (IDs separated by commas, or all) into "
         ".reviewflow/rules.json",
+    )
+    listing.add_argument(
+        "--report",
+        action="append",
+        metavar="FILE",
+        help="with --suggest: a JSON report kept outside the home (a CI job's) to learn from "
+        "too; repeat for more",
     )
     listing.add_argument(
         "--min-count",

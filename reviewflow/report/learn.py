@@ -136,10 +136,15 @@ class Suggestions:
     unused: tuple[tuple[SilenceRule, RuleUsage], ...]
 
 
-def gather(repo_root: Path, home: Path) -> list[Evidence]:
+def gather(repo_root: Path, home: Path, extra: Sequence[Path] = ()) -> list[Evidence]:
     """Every dismissal of the repository reviewflow knows, once per finding: the dismissal
-    files first, then those found on pull requests (the earliest report's)."""
-    reports = [_read_report(path) for path in repository_reports(home, repo_root)]
+    files first, then those found on pull requests (the earliest report's); `extra`: JSON
+    reports kept elsewhere (a CI job's), read as the home's are."""
+    missing = [str(path) for path in extra if not path.is_file()]
+    if missing:
+        raise ConfigError(f"--report {missing[0]}: no such file")
+    paths = [*extra, *repository_reports(home, repo_root)]
+    reports = [_read_report(path) for path in paths]
     known = _finding_index(reports)
     out: dict[str, Evidence] = {}
     for item in listed(repo_root, home):
@@ -180,6 +185,7 @@ def suggest(
     *,
     min_count: int = MIN_COUNT,
     days: int = EXPIRY_DAYS,
+    reports: Sequence[Path] = (),
 ) -> Suggestions:
     """The proposals the repository's dismissals support, and its rules to look at."""
     if min_count < 1:
@@ -188,7 +194,7 @@ def suggest(
         raise ConfigError(f"--expires-in must be 1 day or more, not {days}")
     rules = existing_rules(repo_root)
     active = [rule for rule in rules if not rule.expired(today)]
-    evidence = gather(repo_root, home)
+    evidence = gather(repo_root, home, reports)
     unclassified = tuple(e for e in evidence if not e.path or not (e.category or e.rule_id))
     usable = [e for e in evidence if e.path and (e.category or e.rule_id)]
     fresh = [e for e in usable if not any(_covers(rule, e) for rule in active)]

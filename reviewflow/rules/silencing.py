@@ -63,8 +63,9 @@ class SilenceRule(BaseModel):
 
     @property
     def identity(self) -> str:
-        """The rule's identity across commits and moves in its file (for its usage)."""
-        key = [self.layer, self.category, self.rule_id, self.path, self.added, self.expires]
+        """The rule's identity across commits, moves in its file and renewals of its
+        `expires` (for its usage: its whole life)."""
+        key = [self.layer, self.category, self.rule_id, self.path, self.added]
         return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:24]
 
     def expired(self, today: date) -> bool:
