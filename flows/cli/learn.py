@@ -11,17 +11,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from reviewflow.report.dismiss import dismisser
-from reviewflow.report.learn import Proposal, Suggestions, apply, suggest
+from reviewflow.report.learn import EXPIRY_DAYS, MIN_COUNT, Proposal, Suggestions, apply, suggest
 from reviewflow.report.textsafe import for_terminal
 from reviewflow.rules.loader import PROJECT_RULES
+
+SUGGEST_ONLY = ("--report", "--min-count", "--expires-in")  # `dismissed` options of --suggest
 
 
 def cmd_suggest(args: argparse.Namespace, root: Path, home: Path) -> int:
     today = datetime.now(UTC).date()
     reports = [Path(path) for path in args.report or ()]
-    found = suggest(
-        root, home, today, min_count=args.min_count, days=args.expires_in, reports=reports
-    )
+    count = MIN_COUNT if args.min_count is None else args.min_count
+    days = EXPIRY_DAYS if args.expires_in is None else args.expires_in
+    found = suggest(root, home, today, min_count=count, days=days, reports=reports)
     if args.apply is not None:
         done = apply(root, found.proposals, args.apply, dismisser(root), today)
         _print_applied(done)

@@ -444,14 +444,12 @@ def _add_dismiss_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     listing.add_argument(
         "--min-count",
         type=int,
-        default=2,
         metavar="N",
         help="with --suggest: dismissals a proposal needs at least (default: 2)",
     )
     listing.add_argument(
         "--expires-in",
         type=int,
-        default=90,
         metavar="DAYS",
         help="with --suggest: the proposed rules expire after this many days (default: 90)",
     )

@@ -113,7 +113,8 @@ def test_summary_is_the_head_of_the_report(any_outcome: ReviewOutcome) -> None:
 
 
 def test_the_summary_says_what_was_silenced() -> None:
-    assert "- Silenced: 1 suppressed, 1 dismissed, 1 by silencing rules\n" in summary_markdown(make_outcome())
+    line = "- Silenced: 1 suppressed, 1 dismissed, 1 by silencing rules\n"
+    assert line in summary_markdown(make_outcome())
     assert "Silenced" not in summary_markdown(empty_outcome())
 
 
