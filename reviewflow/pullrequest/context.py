@@ -110,6 +110,11 @@ def dismissal_parts(detail: str) -> tuple[str, str] | None:
     return parts.get("by") or "", parts.get("why") or ""
 
 
+def on_the_request(dismissed: Mapping[str, str]) -> dict[str, str]:
+    """The dismissals of `dismissed` people made on the request (not a dismissals file's)."""
+    return {key: why for key, why in sorted(dismissed.items()) if dismissal_parts(why) is not None}
+
+
 def open_in_threads(threads: Sequence[Thread], known: Collection[str]) -> tuple[PriorFinding, ...]:
     """The open findings only the platform's threads hold: reviewflow's threads open now (never
     resolved, or opened again by a person) whose finding neither `known` (the summary's state)

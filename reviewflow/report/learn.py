@@ -2,10 +2,10 @@
 
 Every dismissal reviewflow knows of the repository is evidence: the repository's
 `.reviewflow/dismissed.json` (working tree), the home's `--local` list for it, and the
-dismissals a review found on a pull/merge request (a reply `reviewflow: dismiss`, a thread a
-person resolved), which its JSON report in the home keeps as `dropped[]` entries (reason
-`dismissed`, with the finding's fingerprint and category). A dismissal that does not say its
-finding's category is looked up in the home's reports by fingerprint.
+dismissals reviews found on a pull/merge request (a reply `reviewflow: dismiss`, a thread a
+person resolved), which their JSON reports keep (`reviewflow.report.evidence`): the home's for
+the repository and those `--report` names. A dismissal that does not say its finding's
+category is looked up in those reports by fingerprint.
 
 Dismissals are grouped by rule ID (when the finding had one) or category; within a group the
 narrowest place that holds at least `min_count` of them becomes a proposal, deepest first: the
@@ -20,7 +20,6 @@ edited, nothing else in it changes), with `reason`, `added_by`, `added`, `expire
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -30,8 +29,8 @@ from typing import Any
 
 from reviewflow.errors import ConfigError, RulesError
 from reviewflow.fsutil import write_output
-from reviewflow.pullrequest.context import dismissal_parts
 from reviewflow.report.dismiss import listed
+from reviewflow.report.evidence import Evidence, finding_index, on_requests, read_report
 from reviewflow.report.lookup import repository_reports
 from reviewflow.rules.edit import add_silence
 from reviewflow.rules.loader import PROJECT_RULES
@@ -42,25 +41,6 @@ MIN_COUNT = 2
 EXPIRY_DAYS = 90
 MAX_REASON = 300
 _GLOB_SPECIAL = re.compile(r"([*?\[\]{}\\!])")
-
-
-@dataclass(frozen=True, slots=True)
-class Evidence:
-    """One dismissal: the finding (fingerprint, path, category or rule ID), who, when, why,
-    and where it was recorded."""
-
-    fingerprint: str
-    path: str
-    category: str | None
-    rule_id: str | None
-    by: str
-    at: str  # YYYY-MM-DD, "" when unknown
-    reason: str
-    where: str
-
-    @property
-    def id(self) -> str:
-        return "F" + self.fingerprint[:12]
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,29 +124,21 @@ def gather(repo_root: Path, home: Path, extra: Sequence[Path] = ()) -> list[Evid
     if missing:
         raise ConfigError(f"--report {missing[0]}: no such file")
     paths = [*extra, *repository_reports(home, repo_root)]
-    reports = [_read_report(path) for path in paths]
-    known = _finding_index(reports)
+    reports = [read_report(path) for path in paths]
+    known = finding_index(reports)
     out: dict[str, Evidence] = {}
     for item in listed(repo_root, home):
         entry = item.entry
-        category, rule_id = entry.category, entry.rule_id
+        path, category, rule_id = entry.path, entry.category, entry.rule_id
         if category is None:
-            category, rule_id = known.get(entry.fingerprint, (None, None))
+            path_known, category, rule_id = known.get(entry.fingerprint, ("", None, None))
+            path = path or path_known
         where = "your local list" if item.local else entry_source(item.file, repo_root)
-        out.setdefault(
-            entry.fingerprint,
-            Evidence(
-                entry.fingerprint,
-                entry.path,
-                category,
-                rule_id,
-                entry.by,
-                entry.at[:10],
-                entry.reason,
-                where,
-            ),
+        evidence = Evidence(
+            entry.fingerprint, path, category, rule_id, entry.by, entry.at[:10], entry.reason, where
         )
-    for found in sorted(_on_requests(reports), key=lambda e: e.at):
+        out.setdefault(entry.fingerprint, evidence)
+    for found in sorted(on_requests(reports, known), key=lambda e: e.at):
         out.setdefault(found.fingerprint, found)
     return list(out.values())
 
@@ -319,62 +291,3 @@ def _glob(place: str, *, directory: bool) -> str:
     if not directory:
         return escaped if "/" in place else "/" + escaped  # a bare name matches at any depth
     return f"{escaped}/**" if escaped else "**"
-
-
-def _read_report(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _items(report: dict[str, Any], key: str) -> list[dict[str, Any]]:
-    value = report.get(key)
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
-def _finding_index(reports: Iterable[dict[str, Any]]) -> dict[str, tuple[str, str | None]]:
-    """Fingerprint -> (category, rule ID), from the reports' findings and drops."""
-    out: dict[str, tuple[str, str | None]] = {}
-    for report in reports:
-        for item in [*_items(report, "findings"), *_items(report, "dropped")]:
-            fingerprint, category = item.get("fingerprint"), item.get("category")
-            if isinstance(fingerprint, str) and isinstance(category, str):
-                rule_id = item.get("rule_id")
-                out.setdefault(
-                    fingerprint, (category, rule_id if isinstance(rule_id, str) else None)
-                )
-    return out
-
-
-def _on_requests(reports: Iterable[dict[str, Any]]) -> list[Evidence]:
-    """The dismissals reviews found on pull requests, as their reports' drops keep them."""
-    out = []
-    for report in reports:
-        metadata = report.get("metadata")
-        started = metadata.get("started_at", "") if isinstance(metadata, dict) else ""
-        request = report.get("pull_request")
-        url = request.get("url", "") if isinstance(request, dict) else ""
-        where = f"pull request {url}" if url else "a pull request"
-        for item in _items(report, "dropped"):
-            detail, fingerprint = item.get("detail"), item.get("fingerprint")
-            if item.get("reason") != "dismissed" or not isinstance(fingerprint, str):
-                continue
-            parts = dismissal_parts(detail) if isinstance(detail, str) else None
-            if parts is None:
-                continue
-            rule_id = item.get("rule_id")
-            out.append(
-                Evidence(
-                    fingerprint,
-                    str(item.get("path", "")),
-                    str(item.get("category") or "") or None,
-                    rule_id if isinstance(rule_id, str) else None,
-                    f"@{parts[0]}" if parts[0] else "",
-                    str(started)[:10],
-                    parts[1],
-                    where,
-                )
-            )
-    return out

@@ -93,6 +93,9 @@ class PullRequestReport(_Record):
     head_sha: str
     previous_head: str | None = None
     carried: tuple[PriorFinding, ...] = ()
+    # the dismissals people made on the request (fingerprint -> who and why), None: none;
+    # what `reviewflow dismissed --suggest` learns from when no review reports them again
+    dismissed: dict[str, str] | None = None
 
 
 class ReviewOutcome(_Record):

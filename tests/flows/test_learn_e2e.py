@@ -69,21 +69,22 @@ def test_dismissals_on_a_request_and_in_the_repository_become_a_rule_that_expire
         publish = ["review", "--repo", str(pr.repo.root), "--publish", "auto", "--no-progress"]
         assert main(publish) == 1  # its report stays in the home, where --suggest reads it
         [first] = rf_home.glob("reports/*/*/review-report.json")
-        titles = {f["fingerprint"]: f["title"] for f in json.loads(first.read_text())["findings"]}
-        [leak] = [p for p in side.posted() if titles.get(p.fingerprint) == LEAK["title"]]
+        found = {f["title"]: f for f in json.loads(first.read_text())["findings"]}
+        [leak] = [p for p in side.posted() if p.fingerprint == found[LEAK["title"]]["fingerprint"]]
         side.dismiss(leak.id, "reviewflow: dismiss closed by the caller")
-        pr.force_push({"app/settings.py": RISKY})  # the whole request reviewed again
+        pr.push({"app/settings.py": RISKY + "\n\nDEFAULT = {}\n"}, "a default")  # incremental
         use_env(monkeypatch, wire, side.env())  # the token again (a review takes it out)
-        wire.respond("openai", ScriptedReviewer({"app/settings.py": [SPLIT, LEAK]}))
-        assert main(publish) == 1
+        wire.respond("openai", ScriptedReviewer({"app/settings.py": []}))
+        assert main(publish) == 1  # the split, carried, still gates
         for name in side.env():
             monkeypatch.delenv(name, raising=False)
     [latest] = [p for p in rf_home.glob("reports/*/*/review-report.json") if p != first]
-    on_request = json.loads(latest.read_text())
-    [dropped] = on_request["dropped"]
-    assert dropped["detail"] == "dismissed by @alice: closed by the caller"
-    assert dropped["category"] == "correctness" and dropped["fingerprint"] == leak.fingerprint
-    [split] = on_request["findings"]
+    on_request = json.loads(latest.read_text())  # the leak not reported again, yet recorded
+    assert on_request["pull_request"]["scope"] == "incremental"
+    assert on_request["pull_request"]["dismissed"] == {
+        leak.fingerprint: "dismissed by @alice: closed by the caller"
+    }
+    split = found[SPLIT["title"]]
 
     repo = pr.repo  # the rules file the team wrote, on main (the trusted base in CI)
     repo.git("checkout", "-q", "main")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from flows.cli.main import main
-from reviewflow.errors import RulesError
+from reviewflow.errors import ConfigError, RulesError
 from reviewflow.findings.finalize import Finalized
 from reviewflow.findings.models import DropReason, Finding, PlacedBy
 from reviewflow.findings.silence import silence
@@ -212,3 +212,33 @@ def test_a_rule_silences_until_it_expires_and_an_unused_one_is_named() -> None:
         finalized, {}, Dismissed(rules=rules), True, today=date(2026, 12, 8), usage=after
     )
     assert "tests/a.py" in [f.path for f in on_expiry.findings]  # expires that day
+
+
+def test_a_ci_report_given_with_report_counts_its_request_dismissals(
+    repo: GitRepo, rf_home: Path, tmp_path: Path
+) -> None:
+    _dismissals(repo, ("api/a.py", "security", None, "behind the gateway"))
+    dropped = {
+        "path": "api/b.py",
+        "title": "t",
+        "reason": "dismissed",
+        "detail": "thread resolved by @bob",
+        "fingerprint": _fingerprint(7),
+        "category": "security",
+    }
+    elsewhere = {"path": "x.py", "title": "t", "reason": "dismissed", "detail": "dismissed in f"}
+    report = {
+        "metadata": {"started_at": "2026-12-03T09:00:00Z"},
+        "pull_request": {"url": "https://gitlab.example/acme/app/-/merge_requests/4"},
+        "dropped": [dropped, elsewhere],
+    }
+    path = tmp_path / "review-report.json"
+    path.write_text(json.dumps(report))
+    assert suggest(repo.root, rf_home, TODAY).proposals == ()
+    [proposal] = suggest(repo.root, rf_home, TODAY, reports=[path]).proposals
+    assert proposal.target == "security findings in api/**"
+    request = proposal.support[-1]
+    assert (request.by, request.at, request.reason) == ("@bob", "2026-12-03", "")
+    assert request.where == "pull request https://gitlab.example/acme/app/-/merge_requests/4"
+    with pytest.raises(ConfigError, match="no such file"):
+        suggest(repo.root, rf_home, TODAY, reports=[tmp_path / "missing.json"])
