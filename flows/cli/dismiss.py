@@ -1,4 +1,5 @@
-"""`reviewflow dismiss` and `reviewflow dismissed` (no Prefect import: they stay instant)."""
+"""`reviewflow dismiss` and `reviewflow dismissed` (no Prefect import: they stay instant);
+`dismissed --suggest` is `flows.cli.learn`'s."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from flows.cli.learn import SUGGEST_ONLY, cmd_suggest
 from reviewflow.config import home_dir
+from reviewflow.errors import ConfigError
 from reviewflow.git.repo import find_repo_root
 from reviewflow.report.dismiss import Listed, dismiss, listed, undo
 from reviewflow.report.textsafe import for_terminal
@@ -31,6 +34,11 @@ def cmd_dismiss(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
 def cmd_dismissed(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     root = find_repo_root(Path(args.repo))
+    if args.suggest or args.apply is not None:
+        return cmd_suggest(args, root, home_dir(env))
+    given = [n for n in SUGGEST_ONLY if getattr(args, n[2:].replace("-", "_")) is not None]
+    if given:
+        raise ConfigError(f"{given[0]} goes with --suggest (reviewflow dismissed --suggest)")
     items = listed(root, home_dir(env))
     if args.json:
         records = [

@@ -438,15 +438,50 @@ def _add_dismiss_commands(sub: argparse._SubParsersAction[_Parser]) -> None:
     listing = _sub_parser(
         sub,
         "dismissed",
-        "list dismissed findings",
+        "list dismissed findings, or learn silencing rules from them",
         "List the dismissals that apply to the repository: its .reviewflow/dismissed.json "
-        "(working tree) and your --local ones.",
-        "reviewflow dismissed --json",
+        "(working tree) and your --local ones. With --suggest, propose silencing rules (a "
+        "category or rule ID in a path glob) that the repository's dismissals support, those "
+        "reviews found on pull requests included (from the reports in ~/.reviewflow/reports/ "
+        "and those --report names), "
+        "and name the rules file's expired or unused ones; --apply writes the proposals you "
+        "accept into .reviewflow/rules.json (review and commit the change).",
+        "reviewflow dismissed --json\n"
+        "  reviewflow dismissed --suggest\n"
+        "  reviewflow dismissed --suggest --apply S1a2b3c,S4d5e6f",
     )
     listing.add_argument(
         "--repo", default=".", metavar="DIR", help="repository (default: current dir)"
     )
     listing.add_argument("--json", action="store_true", help="print JSON")
+    listing.add_argument(
+        "--suggest", action="store_true", help="propose silencing rules learnt from dismissals"
+    )
+    listing.add_argument(
+        "--apply",
+        metavar="IDS",
+        help="with --suggest: write these proposals (IDs separated by commas, or all) into "
+        ".reviewflow/rules.json",
+    )
+    listing.add_argument(
+        "--report",
+        action="append",
+        metavar="FILE",
+        help="with --suggest: a JSON report kept outside the home (a CI job's) to learn from "
+        "too; repeat for more",
+    )
+    listing.add_argument(
+        "--min-count",
+        type=int,
+        metavar="N",
+        help="with --suggest: dismissals a proposal needs at least (default: 2)",
+    )
+    listing.add_argument(
+        "--expires-in",
+        type=int,
+        metavar="DAYS",
+        help="with --suggest: the proposed rules expire after this many days (default: 90)",
+    )
 
 
 def _add_mcp_command(sub: argparse._SubParsersAction[_Parser]) -> None:

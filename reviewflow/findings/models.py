@@ -28,6 +28,7 @@ class DropReason(StrEnum):
     NOT_VERIFIED = "not_verified"  # its verification score < review.confidence_threshold
     SUPPRESSED = "suppressed"  # a `reviewflow: ignore` comment (`detail`: its path:line)
     NO_AGREEMENT = "no_agreement"  # found by fewer than review.min_agreement passes
+    SILENCE_RULE = "silence_rule"  # a rules file's `silence[]` entry (`rule`: which one)
 
 
 class PlacedBy(StrEnum):
@@ -115,7 +116,8 @@ class Dropped(BaseModel):
     reason: DropReason
     duplicate_of: str | None = None
     detail: str | None = None
-    finding: Finding | None = None  # suppressed or dismissed: the finding (SARIF suppressions)
+    rule: str | None = None  # silence_rule: the rule that silenced it (`rules.json silence[0]`)
+    finding: Finding | None = None  # silenced or dismissed: the finding (SARIF suppressions)
 
 
 class FileFindings(StageResult):

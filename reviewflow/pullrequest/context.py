@@ -7,6 +7,7 @@ dismissed findings and the gate sees the request's open findings carried from ea
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from enum import StrEnum
 
@@ -92,6 +93,26 @@ def dismissed_in(threads: Iterable[Thread]) -> dict[str, str]:
             who = f" by @{thread.resolved_by}" if thread.resolved_by else ""
             out[fingerprint] = f"thread resolved{who}"
     return out
+
+
+_DETAIL = re.compile(r"\Adismissed(?: by @(?P<by>.+?))?(?:: (?P<why>.*))?\Z", re.DOTALL)
+_RESOLVED = re.compile(r"\Athread resolved(?: by @(?P<by>.+))?\Z", re.DOTALL)
+
+
+def dismissal_parts(detail: str) -> tuple[str, str] | None:
+    """Who dismissed on the request and why, from the detail `dismissed_in` wrote
+    (`dismissed by @ann: a fixture`, `thread resolved by @bob`); None for any other detail
+    (a dismissals file's `dismissed in .reviewflow/dismissed.json ...`)."""
+    found = _DETAIL.match(detail) or _RESOLVED.match(detail)
+    if found is None:
+        return None
+    parts = found.groupdict()
+    return parts.get("by") or "", parts.get("why") or ""
+
+
+def on_the_request(dismissed: Mapping[str, str]) -> dict[str, str]:
+    """The dismissals of `dismissed` people made on the request (not a dismissals file's)."""
+    return {key: why for key, why in sorted(dismissed.items()) if dismissal_parts(why) is not None}
 
 
 def open_in_threads(threads: Sequence[Thread], known: Collection[str]) -> tuple[PriorFinding, ...]:

@@ -21,7 +21,7 @@ from reviewflow.git.models import Change
 from reviewflow.models import ReviewWarning
 from reviewflow.providers.budget import BudgetState
 from reviewflow.providers.pool import UsageTotals
-from reviewflow.pullrequest.context import PullRequestContext
+from reviewflow.pullrequest.context import PullRequestContext, on_the_request
 from reviewflow.report.location import review_id
 from reviewflow.report.outcome import (
     ExcludedFile,
@@ -178,7 +178,7 @@ def pull_request_report(
     context: PullRequestContext | None, findings: Sequence[Finding]
 ) -> PullRequestReport | None:
     """The request this review publishes to, with its carried findings this run did not
-    report again itself."""
+    report again itself and the dismissals people made on it."""
     if context is None:
         return None
     reported = {f.fingerprint for f in findings}
@@ -192,6 +192,7 @@ def pull_request_report(
         head_sha=context.head,
         previous_head=context.previous_head,
         carried=tuple(f for f in context.carried if f.fingerprint not in reported),
+        dismissed=on_the_request(context.dismissed) or None,
     )
 
 

@@ -68,6 +68,8 @@ def dismiss(
         id=found.id,
         path=found.path,
         title=found.title,
+        category=found.category,
+        rule_id=found.rule_id,
         reason=why,
         by=dismisser(repo_root),
         at=(now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -30,6 +30,8 @@ class Reported:
     id: str
     path: str = ""
     title: str = ""
+    category: str | None = None
+    rule_id: str | None = None
 
 
 def parse_key(text: str) -> str:
@@ -63,6 +65,8 @@ def find_reported(key: str, home: Path, repo_root: Path, report: Path | None) ->
                     id=str(finding.get("id", "")),
                     path=str(finding.get("path", "")),
                     title=str(finding.get("title", "")),
+                    category=_text(finding.get("category")),
+                    rule_id=_text(finding.get("rule_id")),
                 )
     if len(key) == 64:
         return Reported(fingerprint=key, id="F" + key[:12])
@@ -73,6 +77,10 @@ def find_reported(key: str, home: Path, repo_root: Path, report: Path | None) ->
         f"finding {key} is in none of this repository's {len(reports)} reports in {where}: "
         "pass --report FILE (the review's JSON report) or the finding's fingerprint"
     )
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _findings(path: Path, *, required: bool) -> list[dict[str, object]]:

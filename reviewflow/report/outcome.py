@@ -93,6 +93,9 @@ class PullRequestReport(_Record):
     head_sha: str
     previous_head: str | None = None
     carried: tuple[PriorFinding, ...] = ()
+    # the dismissals people made on the request (fingerprint -> who and why), None: none;
+    # what `reviewflow dismissed --suggest` learns from when no review reports them again
+    dismissed: dict[str, str] | None = None
 
 
 class ReviewOutcome(_Record):
@@ -195,7 +198,15 @@ def _finding(item: Finding) -> dict[str, Any]:
 
 
 def _dropped(item: Dropped) -> dict[str, Any]:
-    return item.model_dump(mode="json", exclude_none=True, exclude={"finding"})
+    """A drop's keys; a silenced or dismissed finding's fingerprint, category and rule ID too
+    (what `reviewflow dismissed --suggest` learns silencing rules from)."""
+    entry = item.model_dump(mode="json", exclude_none=True, exclude={"finding"})
+    if item.finding is not None:
+        entry["fingerprint"] = item.finding.fingerprint
+        entry["category"] = item.finding.category.value
+        if item.finding.rule_id is not None:
+            entry["rule_id"] = item.finding.rule_id
+    return entry
 
 
 def incomplete_reasons(outcome: ReviewOutcome) -> list[dict[str, str]]:

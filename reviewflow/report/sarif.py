@@ -123,7 +123,11 @@ def silenced(outcome: ReviewOutcome) -> list[tuple[Finding, dict[str, Any]]]:
     """The suppressed and dismissed findings, each with its SARIF suppression: `inSource`
     for a `reviewflow: ignore` comment, `external` for a dismissal; accepted, justified by
     the drop's detail (where and why)."""
-    kinds = {DropReason.SUPPRESSED: "inSource", DropReason.DISMISSED: "external"}
+    kinds = {
+        DropReason.SUPPRESSED: "inSource",
+        DropReason.DISMISSED: "external",
+        DropReason.SILENCE_RULE: "external",
+    }
     return [
         (
             drop.finding,

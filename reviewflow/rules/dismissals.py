@@ -13,7 +13,7 @@ working tree.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from reviewflow.errors import ConfigError, RulesError
 from reviewflow.fsutil import write_output
 from reviewflow.git.snapshot import resolve_commit
+from reviewflow.rules.silencing import SilenceRule
 from reviewflow.rules.sources import CommitBase, DirectoryBase, FileBase
 
 REPOSITORY_FILE = ".reviewflow/dismissed.json"
@@ -40,6 +41,8 @@ class Dismissal(BaseModel):
     id: str = ""
     path: str = ""
     title: str = ""
+    category: str | None = None  # recorded since silencing rules are learnt from dismissals
+    rule_id: str | None = None
     reason: str = ""
     by: str = ""
     at: str = ""
@@ -58,12 +61,17 @@ class _File(BaseModel):
 
 
 class Dismissed(BaseModel):
-    """The dismissals a review applies, by fingerprint, and where each was read."""
+    """What the team said not to report again: the dismissals a review applies, by
+    fingerprint, and where each was read; the rule layers' silencing rules (`rules`), and
+    the repository and home whose usage record counts them."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     entries: dict[str, Dismissal] = Field(default_factory=dict)
     sources: dict[str, str] = Field(default_factory=dict)  # fingerprint -> file, in words
+    rules: tuple[SilenceRule, ...] = ()
+    repository: str = ""
+    home: str = ""
 
     def reasons(self) -> dict[str, str]:
         """Every dismissed fingerprint and its `detail`."""
@@ -144,9 +152,12 @@ def write_file(path: Path, entries: Iterable[Dismissal], *, shared: bool) -> Non
     write_output(path, render_dismissals(entries), mode=0o644 if shared else 0o600)
 
 
-def load_dismissed(repo_root: Path, trusted_ref: str | None, home: Path) -> Dismissed:
+def load_dismissed(
+    repo_root: Path, trusted_ref: str | None, home: Path, rules: Sequence[SilenceRule] = ()
+) -> Dismissed:
     """The dismissals a review of `repo_root` applies: the repository's file (at `trusted_ref`
-    when set, else the working tree) and the home's entries for this repository."""
+    when set, else the working tree) and the home's entries for this repository; with the
+    silencing rules of its rule layers (`rules`, read where its rules were)."""
     base: FileBase
     if trusted_ref is None:
         base, source = DirectoryBase(repo_root), REPOSITORY_FILE
@@ -165,4 +176,10 @@ def load_dismissed(repo_root: Path, trusted_ref: str | None, home: Path) -> Dism
     for entry, where in [*((e, source) for e in shared), *((e, str(home_path)) for e in mine)]:
         entries.setdefault(entry.fingerprint, entry)
         sources.setdefault(entry.fingerprint, where)
-    return Dismissed(entries=entries, sources=sources)
+    return Dismissed(
+        entries=entries,
+        sources=sources,
+        rules=tuple(rules),
+        repository=str(repo_root),
+        home=str(home),
+    )

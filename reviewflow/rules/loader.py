@@ -25,6 +25,7 @@ from reviewflow.rules.schema import (
     MAX_RULES_FILE_BYTES,
     REFERENCE_SUFFIXES,
     RulesFile,
+    SilenceEntry,
     parse_rules_file,
 )
 from reviewflow.rules.sources import CommitBase, DirectoryBase, FileBase
@@ -64,6 +65,7 @@ class UserLayer:
     exclude: GlobSet | None
     ref: str | None = None
     commit: str | None = None
+    silence: tuple[SilenceEntry, ...] = ()  # the file's silencing rules (rules.silencing)
 
 
 class RuleSet:
@@ -245,6 +247,7 @@ def _build(
         globs=GlobSet([entry.path for entry in parsed.rules], directories=False),
         include=GlobSet(parsed.include) if parsed.declares_include else None,
         exclude=GlobSet(parsed.exclude) if parsed.declares_exclude else None,
+        silence=tuple(parsed.silence),
     )
 
 

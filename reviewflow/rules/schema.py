@@ -1,14 +1,21 @@
-"""The rules.json format (000 §5), parsed strictly: syntax errors name file, line and column."""
+"""The rules.json format (000 §5), parsed strictly: syntax errors name file, line and column.
+
+Besides `include`, `exclude` and `rules`, a file may hold `silence`: the team's silencing rules
+(a category or a rule ID in a path glob, with why, who and until when), which a review applies
+after finalize as it applies dismissals (`reviewflow.rules.silencing`).
+"""
 
 from __future__ import annotations
 
 import json
+from datetime import date
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from reviewflow.errors import RulesError
 from reviewflow.globs.match import GlobSet
+from reviewflow.models import Category
 
 REFERENCE_SUFFIXES = (".md", ".txt", ".markdown")
 MAX_RULES_FILE_BYTES = 1024 * 1024
@@ -44,12 +51,61 @@ class RuleEntry(_Strict):
         return rule_reference(self.rule)
 
 
+class SilenceEntry(_Strict):
+    """One `silence[]` item: findings of `category` (or of rule `rule_id`) in files `path`
+    matches are dropped, until `expires` (a date, `YYYY-MM-DD`: from that day it silences
+    nothing). `reason` says why; `added_by`, `added` and `dismissals` say who wrote it, when,
+    and how many dismissals it was learnt from (`reviewflow dismissed --suggest --apply`)."""
+
+    path: str = Field(min_length=1)
+    category: str | None = None
+    rule_id: str | None = Field(default=None, min_length=1)
+    reason: str = Field(min_length=1, max_length=1000)
+    added_by: str = ""
+    added: str | None = None
+    expires: str | None = None
+    dismissals: int | None = Field(default=None, ge=0)
+
+    @field_validator("path")
+    @classmethod
+    def _check_path(cls, value: str) -> str:
+        GlobSet([value])
+        return value
+
+    @field_validator("category")
+    @classmethod
+    def _check_category(cls, value: str | None) -> str | None:
+        if value is not None and value not in {c.value for c in Category}:
+            names = ", ".join(c.value for c in Category)
+            raise ValueError(f"'{value}' is not a category (one of {names})")
+        return value
+
+    @field_validator("added", "expires")
+    @classmethod
+    def _check_date(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                date.fromisoformat(value)
+            except ValueError:
+                raise ValueError(f"'{value}' is not a date (YYYY-MM-DD)") from None
+            if len(value) != 10:
+                raise ValueError(f"'{value}' is not a date (YYYY-MM-DD)")
+        return value
+
+    @model_validator(mode="after")
+    def _one_target(self) -> SilenceEntry:
+        if (self.category is None) == (self.rule_id is None):
+            raise ValueError("give exactly one of 'category' and 'rule_id'")
+        return self
+
+
 class RulesFile(_Strict):
     """A whole rules.json; `include`/`exclude` count as declared only when the key is present."""
 
     include: list[str] = Field(default_factory=list)
     exclude: list[str] = Field(default_factory=list)
     rules: list[RuleEntry] = Field(default_factory=list)
+    silence: list[SilenceEntry] = Field(default_factory=list)
 
     @field_validator("include", "exclude")
     @classmethod

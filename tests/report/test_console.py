@@ -52,9 +52,10 @@ def test_detailed_report_on_a_pipe_is_plain_text() -> None:
         == "  range change in /home/developer/projects/zadig (111111111111 -> 222222222222)"
     )
     assert lines[2] == (
-        "  3 of 5 files reviewed, 8 findings (2 critical, 2 high, 2 medium, 2 low), 14 dropped"
+        "  3 of 5 files reviewed, 8 findings (2 critical, 2 high, 2 medium, 2 low), 15 dropped"
     )
-    assert lines[3] == "  silenced: 1 suppressed, 1 dismissed"  # one drop of every reason
+    # one drop of every reason
+    assert lines[3] == "  silenced: 1 suppressed, 1 dismissed, 1 by silencing rules"
     app = lines.index("  src/app.py  (5 findings: 2 critical, 2 medium, 1 low)")
     assert lines[app + 1] == (
         "    [CRITICAL] lines 10-12  critical problem number 0  (security, rule sql-injection)"

@@ -63,7 +63,7 @@ def test_structure_of_a_realistic_report() -> None:
     assert findings[0] == "src/app.py:10-12: critical problem number 0"
     assert "src/app.py:40: medium problem number 5" in findings
     h2 = headings(toks, 2)
-    for section in ("Findings", "Rules", "Tool index", "Usage", "Dropped candidates (14)"):
+    for section in ("Findings", "Rules", "Tool index", "Usage", "Dropped candidates (15)"):
         assert section in h2
     rows = table_rows(toks)
     assert ["src/app.py", "candidate dropped as duplicate", "duplicate of F0000abab", ""] in rows
@@ -113,7 +113,8 @@ def test_summary_is_the_head_of_the_report(any_outcome: ReviewOutcome) -> None:
 
 
 def test_the_summary_says_what_was_silenced() -> None:
-    assert "- Silenced: 1 suppressed, 1 dismissed\n" in summary_markdown(make_outcome())
+    line = "- Silenced: 1 suppressed, 1 dismissed, 1 by silencing rules\n"
+    assert line in summary_markdown(make_outcome())
     assert "Silenced" not in summary_markdown(empty_outcome())
 
 
