@@ -407,8 +407,8 @@ CHECKS: dict[str, Callable[[Ctx], str]] = {
     "the local Prefect server did not answer in time (log: PATH)": from_code(
         "flows/local/process.py", "did not answer in time"
     ),
-    "no free port on 127.0.0.1 for the local Prefect server": from_code(
-        "flows/local/process.py", "no free port"
+    "the local Prefect server cannot listen on <address>: <reason>": from_code(
+        "flows/local/process.py", "cannot listen on"
     ),
     "not permitted to signal pid N (another user's process?)": from_code(
         "flows/local/process.py", "not permitted to signal"
