@@ -443,7 +443,7 @@ class PrefectSettings(_Section):
     warm_process: bool = True  # hand local reviews to a pre-imported process (`--no-warm`: off)
     server_host: str | None = Field(
         None,
-        description="an IP address or host name of this machine (not a wildcard such as 0.0.0.0)",
+        description="an IP address or host name of this machine, not a wildcard such as 0.0.0.0",
     )
 
     @field_validator("server_host")
