@@ -65,17 +65,19 @@ def on_worker(api_url: str | None, protocol: str, platform: str, ask_key: bool) 
 
 def check_cluster(client: Any, address: str, api_url: str | None, preflight: Preflight) -> None:
     """Ask every worker of the cluster at `address`; ConfigError on the first that fails."""
-    where = f"the Dask scheduler at {address} (review.dask_address)"
     try:
         client.wait_for_workers(1, timeout=WORKERS_WAIT_S)
     except TimeoutError:
-        raise ConfigError(f"{where} has no worker (waited {WORKERS_WAIT_S:g} s)") from None
+        raise ConfigError(
+            f"the Dask scheduler at {address} (review.dask_address) has no worker "
+            f"(waited {WORKERS_WAIT_S:g} s)"
+        ) from None
     args = (api_url, preflight.protocol, preflight.platform, preflight.ask_key)
     try:
         answers: dict[str, Any] = client.run(on_worker, *args)
     except Exception as exc:  # noqa: BLE001 - whatever a worker raised: it cannot run the review
         raise ConfigError(
-            f"the workers of {where} cannot run reviewflow's preflight "
+            f"the workers of the Dask scheduler at {address} cannot run reviewflow's preflight "
             f"({type(exc).__name__}: {exc}): install this reviewflow on every worker"
         ) from None
     for worker, answer in sorted(answers.items()):
