@@ -36,6 +36,7 @@ from flows.local.process import (
     wait_ready,
     write_state,
 )
+from flows.local.reviews import running_reviews
 from flows.local.settings import DEFAULT_IDLE_MINUTES, prefect_home, prefect_version
 from reviewflow import cancel
 
@@ -196,6 +197,8 @@ def _ensure_server(
             early.taken, booting = True, early.booting
         else:
             old = read_state(home)
+            if old is not None and old.host != host:
+                _not_under_reviews(home, old, host)
             reused = _reusable(home, old, version) if old is None or old.host == host else None
             if reused is not None:
                 _client_env(target, reused)
@@ -242,6 +245,20 @@ def _reusable(home: Path, old: ServerState | None, version: str) -> ServerState 
     state = replace(old, prefect_version=answered)
     write_state(home, state)
     return state
+
+
+def _not_under_reviews(home: Path, old: ServerState, host: str) -> None:
+    """ServerError when the server `old`, on another address than `host`, is alive with reviews
+    running on it: replacing it would cut them off."""
+    reviews = running_reviews(home) if is_ours(old) else []
+    if reviews:
+        many = len(reviews) > 1
+        raise ServerError(
+            f"the local Prefect server listens on {old.host}, where "
+            f"{len(reviews) if many else 'a'} review{'s' if many else ''} "
+            f"{'run' if many else 'runs'}: wait for {'them' if many else 'it'} to end before "
+            f"a review with the server on {host} (--server-host, prefect.server_host)"
+        )
 
 
 def _respawn(

@@ -7,10 +7,14 @@ the last test here (stress: it starts a cluster)."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
+import subprocess
 import threading
+import time
 from collections.abc import Iterator
+from dataclasses import asdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -207,3 +211,36 @@ def test_a_worker_without_the_key_is_refused_in_one_line() -> None:
         f"no API key for the anthropic protocol on the Dask worker {worker} (nor here): set "
         "REVIEWFLOW_MODEL_API_KEY or ANTHROPIC_API_KEY in every worker's environment"
     )
+
+
+def test_a_server_on_another_address_is_not_replaced_under_running_reviews(
+    rf_home: Path,
+) -> None:
+    """A review asking for the server on another address than the recorded one's, while a
+    review runs on that one: one line, and the server is left running."""
+    from flows.local.api import ensure_api
+    from flows.local.process import write_state
+    from flows.local.reviews import RunningReview, process_start, reviews_dir
+    from flows.local.settings import prefect_home
+
+    phome = prefect_home(rf_home)
+    instance = "reviewflow-test-instance"
+    server = subprocess.Popen(["sh", "-c", "sleep 120", instance])  # "the server", and the
+    try:  # review running on it (one process stands for both: both are only looked at)
+        start = process_start(server.pid)
+        assert start is not None
+        write_state(phome, ServerState(server.pid, 4200, instance, "3", 60.0, time.time()))
+        review = RunningReview(server.pid, start, "/work/repo", time.time())
+        reviews_dir(phome).mkdir(parents=True, exist_ok=True)
+        (reviews_dir(phome) / f"{server.pid}.json").write_text(json.dumps(asdict(review)))
+        env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+        with pytest.raises(ServerError) as refused:
+            ensure_api(rf_home, env, ci=False, reuse=True, host="127.0.0.2")
+        assert str(refused.value) == (
+            "the local Prefect server listens on 127.0.0.1, where a review runs: wait for it to "
+            "end before a review with the server on 127.0.0.2 (--server-host, prefect.server_host)"
+        )
+        assert server.poll() is None  # left running
+    finally:
+        server.kill()
+        server.wait()

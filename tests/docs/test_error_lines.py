@@ -410,6 +410,9 @@ CHECKS: dict[str, Callable[[Ctx], str]] = {
     "the local Prefect server cannot listen on <address>: <reason>": from_code(
         "flows/local/process.py", "cannot listen on"
     ),
+    "the local Prefect server listens on <address>, where ...": from_code(
+        "flows/local/api.py", "the local Prefect server listens on"
+    ),
     "not permitted to signal pid N (another user's process?)": from_code(
         "flows/local/process.py", "not permitted to signal"
     ),
