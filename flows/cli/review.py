@@ -250,7 +250,7 @@ def uses_warm(
         or args.no_warm
         or not config.prefect.server_reuse
         or not config.prefect.warm_process
-        or config.prefect.server_host is not None  # a server on another address: this CLI's
+        or config.prefect.server_host is not None  # the warm process serves the loopback one
     )
 
 
