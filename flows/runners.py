@@ -1,5 +1,6 @@
 """Where a review's mapped stages run: threads here, or a Dask cluster (`review.task_runner`),
-and how a cancel reaches that cluster's workers (`StoppingDask`)."""
+how a remote cluster is checked once connected (`flows.preflight`: its workers reach the
+review's Prefect API and hold the key) and how a cancel reaches its workers (`StoppingDask`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from flows.preflight import Preflight, check_cluster
 from reviewflow import cancel
 from reviewflow.config import Config, TaskRunner
 from reviewflow.config.schema import ENV_PREFIX
@@ -39,15 +41,19 @@ def task_runner_for(config: Config) -> Any:
     """The task runner for `config` (its API key, if any, is still in `config.model`).
 
     `dask` with `review.dask_address` uses that cluster: its workers take the key from their
-    own environment. Without an address, a LocalCluster of worker processes is started for the
-    run, and only those processes get the key, in their environment (never as a task input).
+    own environment, and report to the review's Prefect API (Prefect hands them its URL with
+    the flow run's settings); the runner asks them first whether they can (`Preflight`).
+    Without an address, a LocalCluster of worker processes is started for the run, and only
+    those processes get the key, in their environment (never as a task input).
     """
     if config.review.task_runner is TaskRunner.THREAD:
         return threads(config.review.concurrency)
     runner = stopping_dask()
     client = {"timeout": f"{CONNECT_TIMEOUT_S}s"}
     if config.review.dask_address:
-        return runner(address=config.review.dask_address, client_kwargs=client)
+        remote: Any = runner(address=config.review.dask_address, client_kwargs=client)
+        remote.preflight = Preflight.of(config)
+        return remote
     per_worker = max(1, -(-config.review.concurrency // LOCAL_DASK_WORKERS))
     return runner(
         cluster_kwargs={
@@ -94,9 +100,10 @@ def stopping_dask() -> type[DaskTaskRunner]:
             self._registries: set[str] = set()  # the flow runs whose pools are on the workers
             self._cancel_key: int | None = None
             self._stopping: threading.Thread | None = None
+            self.preflight: Preflight | None = None  # what a remote cluster's workers are asked
 
         def duplicate(self) -> StoppingDask:
-            return type(self)(
+            twin = type(self)(
                 address=self.address,
                 cluster_class=self.cluster_class,
                 cluster_kwargs=self.cluster_kwargs,
@@ -104,6 +111,8 @@ def stopping_dask() -> type[DaskTaskRunner]:
                 client_kwargs=self.client_kwargs,
                 performance_report_path=self.performance_report_path,
             )
+            twin.preflight = self.preflight
+            return twin
 
         def submit(self, task: Any, parameters: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
             handles = [v for v in parameters.values() if isinstance(v, ProviderHandle)]
@@ -118,10 +127,26 @@ def stopping_dask() -> type[DaskTaskRunner]:
             super().__enter__()
             if self.address:  # connected now: a scheduler that fails is one line, not a crash
                 _connected(self)
+                self._checked()
             elif QUIET_TRACKER not in sys.warnoptions:  # the LocalCluster's processes to come
                 sys.warnoptions.append(QUIET_TRACKER)
             self._cancel_key = cancel.listen(self._on_cancel)
             return self
+
+        def _checked(self) -> None:
+            """The preflight: every worker reaches the API this flow run reports to (and holds
+            the key, if asked); the client is closed after a refusal. Once, by the flow run's
+            process: not again in the copy Prefect enters on a worker for each task it runs."""
+            if self.preflight is None or _in_a_task_on_a_worker():
+                return
+            from prefect.settings import get_current_settings
+
+            api = get_current_settings().api.url
+            try:
+                check_cluster(self.client, str(self.address), api, self.preflight)
+            except BaseException:
+                super().__exit__(None, None, None)
+                raise
 
         def __exit__(self, *args: Any) -> None:
             if self._cancel_key is not None:
@@ -194,6 +219,16 @@ def _connected(runner: Any) -> None:
         raise ConfigError(f"cannot connect to {where}: {reason}") from None
     except Exception:  # noqa: BLE001 - whatever answered there, it spoke no Dask
         raise ConfigError(f"cannot connect to {where}: what answers is not a scheduler") from None
+
+
+def _in_a_task_on_a_worker() -> bool:
+    from distributed import get_worker
+
+    try:
+        get_worker()
+    except ValueError:
+        return False
+    return True
 
 
 def threads(max_workers: int) -> Any:

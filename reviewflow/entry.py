@@ -64,13 +64,15 @@ class FrontHalf:
 
 
 def check_review(config: Config, home: Path) -> None:
-    """What fails a review before anything starts: a placeholder model or a missing key,
+    """What fails a review before anything starts: a placeholder model or a missing key (here,
+    unless a remote Dask cluster's workers are to hold it),
     `--max-cost` without a known price or a budget on Dask, report paths that cannot be
     written (not after the model has been paid)."""
     from reviewflow.cost.budget import check_budget
-    from reviewflow.providers.factory import check_settings
+    from reviewflow.providers.factory import check_settings, key_on_workers
 
-    check_settings(config.model)
+    check_settings(config.model, key_elsewhere=key_on_workers(config))  # the workers': asked
+    # by the runner's preflight, on the cluster, before any request
     check_budget(config)
     check_outputs(config.output, home)
 

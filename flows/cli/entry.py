@@ -21,8 +21,10 @@ from reviewflow.ci import ci_variables
 from reviewflow.home import home_dir
 
 # A review with one of these never goes to the warm process.
-_NOT_HANDED_OVER = {"--preview", "--no-server-reuse", "--no-warm", "-h", "--help"}
-_NO_SERVER = {"--preview", "-h", "--help"}  # nor does one of these start the server early
+_NOT_HANDED_OVER = {
+    "--preview", "--no-server-reuse", "--no-warm", "--server-host", "-h", "--help",
+}  # fmt: skip
+_NO_SERVER = {"--preview", "--server-host", "-h", "--help"}  # nor do these start one early
 
 
 def entry(argv: Sequence[str] | None = None) -> int:
@@ -54,14 +56,20 @@ def entry(argv: Sequence[str] | None = None) -> int:
 def needs_server(args: Sequence[str], env: Mapping[str, str]) -> bool:
     """A review through the managed server (not the user's `PREFECT_API_URL`), as far as argv
     and env tell."""
-    return args[:1] == ["review"] and not _NO_SERVER & set(args) and not env.get("PREFECT_API_URL")
+    named = _flags(args)
+    return args[:1] == ["review"] and not _NO_SERVER & named and not env.get("PREFECT_API_URL")
 
 
 def may_hand_over(args: Sequence[str], env: Mapping[str, str]) -> bool:
     """A review through the managed server in reuse mode, as far as argv and env tell."""
     return (
         args[:1] == ["review"]
-        and not _NOT_HANDED_OVER & set(args)
+        and not _NOT_HANDED_OVER & _flags(args)
         and not env.get("PREFECT_API_URL")
         and not ci_variables(env, plugins=False)  # the review's own trust check reads plugins'
     )
+
+
+def _flags(args: Sequence[str]) -> set[str]:
+    """The options `args` names (`--flag=value` as `--flag`)."""
+    return {arg.partition("=")[0] for arg in args}

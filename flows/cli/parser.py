@@ -248,6 +248,12 @@ def _add_prefect_flags(parser: argparse.ArgumentParser) -> None:
         help="stop the local Prefect server this run starts when it ends (always so in CI)",
     )
     prefect.add_argument(
+        "--server-host",
+        metavar="ADDR",
+        help="the address the managed server listens on: one a Dask cluster's workers reach"
+        " (default 127.0.0.1)",
+    )
+    prefect.add_argument(
         "--no-warm",
         action="store_true",
         help="run the review in this process, not in the warm review process (and start none)",

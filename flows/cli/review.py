@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from flows.cli.failures import log_to_file
 from flows.cli.indexing import indexing_progress
 from flows.local.api import ApiTarget, EarlyStart, ensure_api, run_with_server
+from flows.local.process import LOOPBACK
 from flows.local.reviews import ReviewRecord, managed_home
 from flows.local.settings import PrefectEnvironment
 from flows.local.startup import startup_gc
@@ -83,6 +84,7 @@ _FLAG_KEYS: dict[str, tuple[str, str]] = {
     "pull_request": ("publish", "pull_request"),
     "platform_repo": ("publish", "repo"),
     "api_url": ("publish", "api_url"),
+    "server_host": ("prefect", "server_host"),
 }
 
 
@@ -271,6 +273,7 @@ def uses_warm(
         or args.no_warm
         or not config.prefect.server_reuse
         or not config.prefect.warm_process
+        or config.prefect.server_host is not None  # the warm process serves the loopback one
     )
 
 
@@ -304,6 +307,7 @@ def local_api(
         ci=bool(request.ci_variables),
         reuse=config.prefect.server_reuse and not args.no_server_reuse,
         idle_minutes=config.prefect.server_idle_minutes,
+        host=config.prefect.server_host or LOOPBACK,
         preload=preload,
         early=early,
     )

@@ -21,6 +21,7 @@ from typing import TypeVar
 from flows.local.process import (
     DATABASE_FILE,
     LOG_FILE,
+    LOOPBACK,
     Booting,
     ServerError,
     ServerState,
@@ -35,6 +36,7 @@ from flows.local.process import (
     wait_ready,
     write_state,
 )
+from flows.local.reviews import running_reviews
 from flows.local.settings import DEFAULT_IDLE_MINUTES, prefect_home, prefect_version
 from reviewflow import cancel
 
@@ -126,11 +128,13 @@ def ensure_api(
     ci: bool,
     reuse: bool,
     idle_minutes: float = DEFAULT_IDLE_MINUTES,
+    host: str = LOOPBACK,
     preload: Preload | None = None,
     early: EarlyStart | None = None,
 ) -> ApiTarget:
     """The API for one CLI run; starts the managed server if needed (or waits for the one
-    `early` started).
+    `early` started), listening on `host` (`prefect.server_host`: a server recorded on another
+    address is replaced, as a stale one is).
 
     `preload(target.env)` runs once the URL is known — on a cold start in a thread, while the
     server boots — so the caller can export the env and import Prefect there. The process's
@@ -145,7 +149,9 @@ def ensure_api(
         target = ApiTarget("", {}, prefect_home(home), inherited_env(env))
         keep = reuse and not ci
         try:
-            started = _ensure_server(target, env, idle_minutes, preloader.begin, early, keep=keep)
+            started = _ensure_server(
+                target, env, idle_minutes, preloader.begin, early, keep=keep, host=host
+            )
         except Exception:  # a failure: the interpreter's exit must not cut Prefect's import
             preloader.settle()  # short. A cancel is not waited for: it exits without that end
             raise
@@ -174,6 +180,7 @@ def _ensure_server(
     early: EarlyStart | None = None,
     *,
     keep: bool = True,
+    host: str = LOOPBACK,
 ) -> bool:
     """Reuse the recorded server if it is ours and current, else replace it (under the lock);
     True when a server was started (here, or by `early`, whose lock is held until it answers).
@@ -182,16 +189,21 @@ def _ensure_server(
     asks it to stop."""
     assert target.home is not None
     home, version = target.home, prefect_version()
+    if early is not None and early.booting.state.host != host:  # on loopback: replaced below
+        early.abandon(keep=True)
+        early = None
     with early.lock if early is not None else locked(home):
         if early is not None:
             early.taken, booting = True, early.booting
         else:
             old = read_state(home)
-            reused = _reusable(home, old, version)
+            if old is not None and old.host != host:
+                _not_under_reviews(home, old, host)
+            reused = _reusable(home, old, version) if old is None or old.host == host else None
             if reused is not None:
                 _client_env(target, reused)
                 return False
-            booting = _respawn(home, env, idle_minutes, old)
+            booting = _respawn(home, env, idle_minutes, old, host)
         _client_env(target, booting.state)
         if not keep:
             target.forced = stopped_if_forced(booting.state)
@@ -235,16 +247,36 @@ def _reusable(home: Path, old: ServerState | None, version: str) -> ServerState 
     return state
 
 
+def _not_under_reviews(home: Path, old: ServerState, host: str) -> None:
+    """ServerError when the server `old`, on another address than `host`, is alive with reviews
+    running on it: replacing it would cut them off."""
+    reviews = running_reviews(home) if is_ours(old) else []
+    if reviews:
+        many = len(reviews) > 1
+        raise ServerError(
+            f"the local Prefect server listens on {old.host}, where "
+            f"{len(reviews) if many else 'a'} review{'s' if many else ''} "
+            f"{'run' if many else 'runs'}: wait for {'them' if many else 'it'} to end before "
+            f"a review with the server on {host} (--server-host, prefect.server_host)"
+        )
+
+
 def _respawn(
-    home: Path, env: Mapping[str, str], idle_minutes: float, old: ServerState | None
+    home: Path,
+    env: Mapping[str, str],
+    idle_minutes: float,
+    old: ServerState | None,
+    host: str = LOOPBACK,
 ) -> Booting:
-    """Replace a stale recorded server (if any) by a new one, booting; the lock is held."""
+    """Replace a stale recorded server (if any) by a new one on `host`, booting; the lock is
+    held (the old one's port is asked for again on the same address only)."""
     if old is not None:
         stop_process(old)  # a stale server: gone before its database is reused
         forget_state(home, old.instance)
     if not (home / DATABASE_FILE).exists():
         sys.stderr.write(PREPARING_NOTE)
-    booting = spawn(home, env, idle_minutes, old.port if old else 0)
+    port = old.port if old is not None and old.host == host else 0
+    booting = spawn(home, env, idle_minutes, port, host=host)
     write_state(home, booting.state)  # found and replaced if this CLI dies during the boot
     return booting
 
@@ -349,5 +381,6 @@ def revive(target: ApiTarget) -> None:
     if target.home is None or target.state is None:
         return
     stop_at_end = target.stop_at_end
-    started = _ensure_server(target, target.inherited, target.state.idle_minutes)
+    state = target.state
+    started = _ensure_server(target, target.inherited, state.idle_minutes, host=state.host)
     target.stop_at_end = stop_at_end or started

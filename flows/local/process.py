@@ -30,6 +30,7 @@ LOCK_FILE = "server.lock"
 LOG_FILE = "server.log"
 DATABASE_FILE = "prefect.db"
 _SERVER_MODULE = "flows.local.server_main"
+LOOPBACK = "127.0.0.1"  # where the managed server listens unless `prefect.server_host` names one
 R = TypeVar("R")
 _PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 # What the server inherits from the CLI's environment; everything else (model keys, tokens,
@@ -93,10 +94,12 @@ class ServerState:
     prefect_version: str
     idle_minutes: float
     started_at: float
+    host: str = LOOPBACK  # the address it listens on (and its URL names)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/api"
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/api"
 
 
 def read_state(home: Path) -> ServerState | None:
@@ -245,19 +248,27 @@ def server_env(
     return out
 
 
-def bind_port(preferred: int) -> socket.socket:
-    """A listening socket on 127.0.0.1: the preferred port if free, else any free one."""
+def bind_port(preferred: int, host: str = LOOPBACK) -> socket.socket:
+    """A listening socket on `host`: the preferred port if free, else any free one."""
+    try:
+        family = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)[0][0]
+    except socket.gaierror:
+        raise ServerError(
+            f"the local Prefect server cannot listen on {host}: unknown host"
+        ) from None
+    error = "no free port"
     for port in (preferred, 0) if preferred else (0,):
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
+            sock.bind((host, port))
+        except OSError as exc:
             sock.close()
+            error = (exc.strerror or error).lower()
             continue
         sock.listen(128)
         return sock
-    raise ServerError("no free port on 127.0.0.1 for the local Prefect server")
+    raise ServerError(f"the local Prefect server cannot listen on {host}: {error}")
 
 
 @dataclass
@@ -299,14 +310,20 @@ def rotate_log(log: Path) -> None:
 
 
 def spawn(
-    home: Path, env: Mapping[str, str], idle_minutes: float, port: int, *, full_start: bool = False
+    home: Path,
+    env: Mapping[str, str],
+    idle_minutes: float,
+    port: int,
+    *,
+    full_start: bool = False,
+    host: str = LOOPBACK,
 ) -> Booting:
-    """Start a detached server on a socket bound here (so its URL is known at once); a
-    `full_start` does all a home's first start does (`server_env`)."""
-    sock = bind_port(port)
+    """Start a detached server on a socket bound here, on `host` (so its URL is known at once);
+    a `full_start` does all a home's first start does (`server_env`)."""
+    sock = bind_port(port, host)
     instance = f"reviewflow-{uuid.uuid4().hex}"
     bound = sock.getsockname()[1]
-    state = ServerState(0, bound, instance, "", idle_minutes, time.time())
+    state = ServerState(0, bound, instance, "", idle_minutes, time.time(), host)
     args = [
         sys.executable, "-m", _SERVER_MODULE, "--fd", str(sock.fileno()),
         "--idle-seconds", str(idle_minutes * 60), "--instance", instance, "--home", str(home),

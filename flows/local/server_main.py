@@ -179,7 +179,8 @@ def main(argv: list[str] | None = None) -> None:
     config = uvicorn.Config(tracker, log_level="error", lifespan="on", timeout_graceful_shutdown=5)
     server = uvicorn.Server(config)
     threading.Thread(target=_watch_idle, args=(tracker, server, args), daemon=True).start()
-    url = f"http://127.0.0.1:{sock.getsockname()[1]}/api"
+    host, port = sock.getsockname()[:2]  # 127.0.0.1, or the address `prefect.server_host` names
+    url = f"http://{f'[{host}]' if ':' in host else host}:{port}/api"
     threading.Thread(target=warm_up, args=(tracker, url), daemon=True).start()
     server.run(sockets=[sock])
     os._exit(0)  # skip the interpreter's final collection over Prefect's modules

@@ -1,14 +1,19 @@
 """Where a review's stages run, checked before the review starts: a Dask scheduler that answers
-(`review.dask_address`), and a shared store (`review.shared_store`) that is a directory outside
-the reviewed repository, whose folders this function makes the user's alone.
+(`review.dask_address`), a managed server's address (`prefect.server_host`) that is one, and a
+shared store (`review.shared_store`) that is a directory outside the reviewed repository, whose
+folders this function makes the user's alone; and whether a Prefect API answers
+(`api_unreachable`: what a remote cluster's workers run in the runner's preflight).
 
 Each problem is a `ConfigError`: one line in the user's terms, exit 2, before any model request.
 """
 
 from __future__ import annotations
 
+import http.client
 import os
 import socket
+import urllib.error
+import urllib.request
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -88,3 +93,34 @@ def prepare_store(store: Path, repo_root: Path) -> None:
     except OSError as exc:
         reason = (exc.strerror or "cannot be written").lower()
         raise ConfigError(f"{where} cannot be used: {reason}") from None
+
+
+API_ANSWERS = {200, 401, 403}  # /health answered (a server behind credentials answers too)
+
+
+def api_unreachable(api_url: str, timeout: float) -> str | None:
+    """Why a GET of `<api_url>/health` from this machine fails, in a few words; None when the
+    Prefect API answered within `timeout` seconds."""
+    url = api_url.rstrip("/") + "/health"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as answer:
+            status = answer.status
+    except urllib.error.HTTPError as exc:
+        status = exc.code
+    except urllib.error.URLError as exc:
+        return _reason(exc.reason, timeout)
+    except (TimeoutError, OSError, http.client.HTTPException, ValueError) as exc:
+        return _reason(exc, timeout)
+    return None if status in API_ANSWERS else f"GET /health answered HTTP {status}"
+
+
+def _reason(error: object, timeout: float) -> str:
+    if isinstance(error, TimeoutError):
+        return f"no answer within {timeout:g} s"
+    if isinstance(error, ConnectionRefusedError):
+        return "the connection was refused"
+    if isinstance(error, socket.gaierror):
+        return "unknown host"
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror.lower()
+    return str(error) or type(error).__name__

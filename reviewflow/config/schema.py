@@ -37,6 +37,7 @@ from reviewflow.platforms import builtin, find_platform
 
 PLACEHOLDER_MODEL = "configured-model"
 ENV_PREFIX = "REVIEWFLOW_MODEL_"
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", "[::]", "*"})
 # The API key variables of the built-in protocols and the platforms (a plugin's are in its spec).
 KEY_ENV_VARS = (
     ENV_PREFIX + "API_KEY",
@@ -492,6 +493,23 @@ class PrefectSettings(_Section):
         60.0, gt=0, le=24 * 60, description="minutes, more than 0 and at most 1440 (one day)"
     )
     warm_process: bool = True  # hand local reviews to a pre-imported process (`--no-warm`: off)
+    server_host: str | None = Field(
+        None,
+        description="an IP address or host name of this machine, not a wildcard such as 0.0.0.0",
+    )
+
+    @field_validator("server_host")
+    @classmethod
+    def _one_address(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        if value in WILDCARD_HOSTS:
+            raise ValueError(
+                "name the address the workers reach (a wildcard is no address to report to)"
+            )
+        if not _valid_host(value):
+            raise ValueError("must be an IP address or a host name")
+        return value
 
 
 class PublishSettings(_Section):

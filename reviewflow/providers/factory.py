@@ -1,4 +1,10 @@
-"""Build the provider for the effective model settings, failing early on unusable settings."""
+"""Build the provider for the effective model settings, failing early on unusable settings.
+
+Where the model key must be: with the caller's own runner (threads, a LocalCluster it starts)
+on the caller; with a remote Dask cluster (`review.dask_address`) a caller without one leaves it
+to the workers (`key_on_workers`), which the runner's preflight asks before any request
+(`flows.preflight`) and whose own pools check it where the requests are made.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +14,15 @@ from importlib.util import find_spec
 
 from reviewflow.config import (
     PLACEHOLDER_MODEL,
+    Config,
     ModelSettings,
     Platform,
     ProtocolPluginError,
+    TaskRunner,
     protocol_spec,
 )
 from reviewflow.config.platforms import AZURE_AD_TOKEN_ENV, model_platform
+from reviewflow.config.schema import ENV_PREFIX
 from reviewflow.errors import ConfigError
 from reviewflow.providers.base import Provider
 from reviewflow.providers.protocols import adapter_spec
@@ -42,20 +51,43 @@ def key_required(settings: ModelSettings) -> bool:
     return True
 
 
-def check_settings(settings: ModelSettings) -> None:
-    """Raise ConfigError when the settings cannot make a request (placeholder name, no key)."""
+def key_on_workers(config: Config) -> bool:
+    """Whether the review's requests are made on a remote Dask cluster's workers with the key
+    of their own environment: a cluster address, and no key here for a protocol that needs one.
+    (With a key here, nothing changes: the workers still use their own, never this one.)"""
+    review = config.review
+    remote = review.task_runner is TaskRunner.DASK and bool(review.dask_address)
+    return remote and config.model.api_key is None and key_required(config.model)
+
+
+def check_settings(settings: ModelSettings, *, key_elsewhere: bool = False) -> None:
+    """Raise ConfigError when the settings cannot make a request (placeholder name, no key).
+
+    `key_elsewhere`: the requests are made by processes that hold the key themselves (a remote
+    cluster's workers, `key_on_workers`): no key is asked of this one."""
     if settings.name == PLACEHOLDER_MODEL:
         raise PlaceholderModelError(
             f"no model configured (the model name is the placeholder '{PLACEHOLDER_MODEL}'): "
             "run `reviewflow config set model.name <model>` or set REVIEWFLOW_MODEL_NAME"
         )
     check_platform(settings)
-    if settings.api_key is None and key_required(settings):
-        names = "".join(f" or {name}" for name in protocol_spec(settings.protocol).key_env)
-        raise MissingKeyError(
-            f"no API key for the {settings.protocol} protocol: set REVIEWFLOW_MODEL_API_KEY"
-            f"{names}, or run `reviewflow config set model.api_key <key>`"
-        )
+    if settings.api_key is None and key_required(settings) and not key_elsewhere:
+        raise missing_key(settings)
+
+
+def missing_key(settings: ModelSettings) -> MissingKeyError:
+    """The one line for a request that has no key where it is made."""
+    first, *others = key_variables(settings.protocol)
+    names = "".join(f" or {name}" for name in others)
+    return MissingKeyError(
+        f"no API key for the {settings.protocol} protocol: set {first}"
+        f"{names}, or run `reviewflow config set model.api_key <key>`"
+    )
+
+
+def key_variables(protocol: str) -> tuple[str, ...]:
+    """The environment variables a process reads the `protocol`'s key from, in order."""
+    return (f"{ENV_PREFIX}API_KEY", *protocol_spec(protocol).key_env)
 
 
 def check_platform(settings: ModelSettings) -> None:

@@ -40,7 +40,13 @@ from reviewflow.errors import PermanentProviderError, ProviderError, ReviewError
 from reviewflow.providers import failures
 from reviewflow.providers.base import Provider
 from reviewflow.providers.budget import Budget
-from reviewflow.providers.factory import check_settings, create_provider
+from reviewflow.providers.factory import (
+    check_settings,
+    create_provider,
+    key_on_workers,
+    key_required,
+    missing_key,
+)
 from reviewflow.providers.messages import ModelRequest, ModelResponse, Usage
 from reviewflow.providers.registry import PoolRegistry
 
@@ -167,8 +173,10 @@ class ProviderPool:
         observer: ReviewObserver | None = None,
         budget: Budget | None = None,
         registry: PoolRegistry | None = None,
+        *,
+        key_elsewhere: bool = False,
     ) -> None:
-        check_settings(settings)
+        check_settings(settings, key_elsewhere=key_elsewhere)
         self.registry = registry or PoolRegistry.current() or PoolRegistry()
         self.observer = observer
         self.budget = budget  # the review's, checked before each request (in this process)
@@ -179,7 +187,9 @@ class ProviderPool:
         self.closed = False
         self._released = False
         self._factory = factory
-        self._provider = factory(settings)
+        self._key_elsewhere = key_elsewhere and settings.api_key is None and key_required(settings)
+        # no key here: the requests are the workers' (an attempt here is refused in one line)
+        self._provider = None if self._key_elsewhere else factory(settings)
         self._slots = threading.BoundedSemaphore(max(1, concurrency))
         self._siblings: dict[str, ProviderPool] = {}  # other models, see `for_model`
         self._lock = threading.Lock()
@@ -209,7 +219,12 @@ class ProviderPool:
         the review's budget if it has one."""
         review = config.review
         return cls(
-            config.model, review.concurrency, observer=observer, budget=budget, registry=registry
+            config.model,
+            review.concurrency,
+            observer=observer,
+            budget=budget,
+            registry=registry,
+            key_elsewhere=key_on_workers(config),
         )
 
     def complete(self, request: ModelRequest) -> ModelResponse:
@@ -228,7 +243,7 @@ class ProviderPool:
             usage: Usage | None = None
             sent = True
             try:
-                response = self._provider.complete(request)
+                response = self._made().complete(request)
                 usage = response.usage
             except ProviderError as exc:
                 usage = failures.usage_of(exc)
@@ -244,6 +259,12 @@ class ProviderPool:
                     self.budget.settle(held, usage, sent)
         self._count(response.usage)
         return response
+
+    def _made(self) -> Provider:
+        """The provider requests go through; a pool whose key is on the workers has none."""
+        if self._provider is None:
+            raise missing_key(self.settings)
+        return self._provider
 
     def for_model(self, name: str) -> ProviderHandle:
         """The handle of a pool for model `name` (same protocol, endpoint and key: the
@@ -283,7 +304,11 @@ class ProviderPool:
             sibling = self._siblings.get(name)
         if sibling is None:
             sibling = ProviderPool(
-                settings(), self.handle.concurrency, self._factory, registry=self.registry
+                settings(),
+                self.handle.concurrency,
+                self._factory,
+                registry=self.registry,
+                key_elsewhere=self._key_elsewhere,
             )
             sibling.observer, sibling.meter, sibling._slots = self.observer, self.meter, self._slots
             sibling.budget = self.budget
@@ -319,7 +344,8 @@ class ProviderPool:
         for sibling in list(self._siblings.values()):
             sibling.close()
         self.registry.discard(self)
-        self._provider.close()
+        if self._provider is not None:
+            self._provider.close()
 
     def __enter__(self) -> ProviderPool:
         return self

@@ -409,14 +409,44 @@ CHECKS: dict[str, Callable[[Ctx], str]] = {
     "the local Prefect server did not answer in time (log: PATH)": from_code(
         "flows/local/process.py", "did not answer in time"
     ),
-    "no free port on 127.0.0.1 for the local Prefect server": from_code(
-        "flows/local/process.py", "no free port"
+    "the local Prefect server cannot listen on <address>: <reason>": from_code(
+        "flows/local/process.py", "cannot listen on"
+    ),
+    "the local Prefect server listens on <address>, where ...": from_code(
+        "flows/local/api.py", "the local Prefect server listens on"
     ),
     "not permitted to signal pid N (another user's process?)": from_code(
         "flows/local/process.py", "not permitted to signal"
     ),
     "the Prefect API at URL refused: ...": from_code(CLI + "deployment_run.py", "refused: "),
+    "cannot reach the Dask scheduler at <address> (review.dask_address): <reason>": (
+        lambda _: _scheduler_refused()
+    ),
+    "the Dask scheduler at <address> (review.dask_address) has no worker (waited N s)": (
+        from_code("flows/preflight.py", "has no worker", {"WORKERS_WAIT_S": "10"})
+    ),
+    "the Dask worker <worker> cannot reach the Prefect API at URL: ...": from_code(
+        "flows/preflight.py", "cannot reach the Prefect API at"
+    ),
+    "no API key for the PROTOCOL protocol on the Dask worker <worker> (nor here): ...": (
+        from_code("flows/preflight.py", "on the Dask worker")
+    ),
 }
+
+
+def _scheduler_refused() -> str:
+    """The scheduler check's line for an address where nothing listens."""
+    import socket
+
+    from reviewflow.config.placement import check_scheduler
+    from reviewflow.errors import ConfigError
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{probe.getsockname()[1]}"
+    with pytest.raises(ConfigError) as refused:
+        check_scheduler(address)
+    return str(refused.value)
 
 
 def test_every_example_line_has_a_check() -> None:

@@ -1,4 +1,5 @@
-"""Refuse every network use that is not loopback: connect, UDP sends and name lookups.
+"""Refuse every network use that is not loopback (or a test's own machine-local network, named
+in `REVIEWFLOW_TEST_NETWORKS`): connect, UDP sends and name lookups.
 
 The test suite applies it with monkeypatch; `sitecustomize.py` beside this file installs it in
 every Python subprocess a test starts (CLI runs, Prefect's test server), via PYTHONPATH.
@@ -7,11 +8,15 @@ every Python subprocess a test starts (CLI runs, Prefect's test server), via PYT
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
 from collections.abc import Callable
 from typing import Any
 
 _LOCAL_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback", "")
+# Networks a test made on this machine (a veth pair to a network namespace, see
+# `tests/deploy/netns.py`), CIDR blocks separated by commas; read at each check, and inherited.
+ALLOW_VARIABLE = "REVIEWFLOW_TEST_NETWORKS"
 
 
 class NetworkBlockedError(AssertionError):
@@ -31,9 +36,15 @@ def is_loopback_host(host: object) -> bool:
     if host.lower() in _LOCAL_NAMES:
         return True
     try:
-        return ipaddress.ip_address(host.split("%")[0]).is_loopback
+        address = ipaddress.ip_address(host.split("%")[0])
     except ValueError:
         return False
+    return address.is_loopback or any(address in network for network in _allowed())
+
+
+def _allowed() -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    blocks = os.environ.get(ALLOW_VARIABLE, "").split(",")
+    return [ipaddress.ip_network(block.strip()) for block in blocks if block.strip()]
 
 
 def is_loopback(address: Any) -> bool:

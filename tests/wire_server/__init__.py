@@ -99,9 +99,9 @@ class QuietHTTPServer(ThreadingHTTPServer):
 
 
 class WireServer:
-    """The scripted server on 127.0.0.1 (a free port); use as a context manager."""
+    """The scripted server on 127.0.0.1, or on `host` (a free port); use as a context manager."""
 
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1") -> None:
         self._lock = threading.Lock()
         self._scripts: dict[str, deque[Reply]] = {p: deque() for p in PROTOCOLS}
         self._responders: dict[str, Responder] = {}
@@ -111,7 +111,7 @@ class WireServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.unexpected = 0
-        self._httpd = QuietHTTPServer(("127.0.0.1", 0), _Handler)
+        self._httpd = QuietHTTPServer((host, 0), _Handler)
         self._httpd.daemon_threads = True
         self._httpd.wire = self  # type: ignore[attr-defined]
         self._thread = threading.Thread(
