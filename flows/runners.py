@@ -125,6 +125,11 @@ def stopping_dask() -> type[DaskTaskRunner]:
 
         def __enter__(self) -> StoppingDask:
             super().__enter__()
+            if _in_a_task_on_a_worker():
+                # The copy Prefect enters on a worker for each task it runs: our stages submit
+                # nothing from there, so it stays unconnected (connecting opened and closed a
+                # client to the scheduler for every task, and ran the preflight again).
+                return self
             if self.address:  # connected now: a scheduler that fails is one line, not a crash
                 _connected(self)
                 self._checked()
@@ -136,8 +141,8 @@ def stopping_dask() -> type[DaskTaskRunner]:
         def _checked(self) -> None:
             """The preflight: every worker reaches the API this flow run reports to (and holds
             the key, if asked); the client is closed after a refusal. Once, by the flow run's
-            process: not again in the copy Prefect enters on a worker for each task it runs."""
-            if self.preflight is None or _in_a_task_on_a_worker():
+            process (the copies entered on the workers do not connect)."""
+            if self.preflight is None:
                 return
             from prefect.settings import get_current_settings
 

@@ -246,7 +246,7 @@ def test_every_stage_on_the_workers_is_a_task_run_of_the_bound_server(
 
     def all_there() -> bool:
         runs = recorded()
-        return runs["llm_request"] == len(requests) and all(runs[s] >= n for s, n in ran.items())
+        return all(runs[s] >= n for s, n in ran.items())  # a request is in its stage's run
 
     assert eventually(all_there, 60), (recorded(), ran)
     states = {run["name"]: run["state_type"] for run in _task_runs(api)}
