@@ -60,6 +60,7 @@ def test_server_env_sets_every_redis_backend_and_holds_no_secret() -> None:
         "1",
         "false",
     )
+    assert settings["PREFECT_SERVER_SERVICES_EVENT_PERSISTER_ENABLED"] == "false"  # issue 40
     assert "PREFECT_API_DATABASE_CONNECTION_URL" not in settings  # its password: environment only
     for path in SERVER.iterdir():  # no password written in any file (compose reads `.env`)
         assert not re.search(r"://[^/\s:@]+:(?!PASSWORD@)[^$@\s]+@", path.read_text()), path
