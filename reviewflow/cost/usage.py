@@ -35,13 +35,13 @@ class SpentByModel(BaseModel):
 
 
 def spent_by_model(records: Iterable[RequestRecord], prices: ReviewPrices) -> SpentByModel:
-    """The usage of this run's `records` (answers reused from the cache cost nothing) per model,
-    each priced at its model's price; a record that names no model is the review's own
-    (`model.*`). The total is the sum of the models' costs, or None when one of them has no
-    price or their prices are in two currencies."""
+    """The usage of this run's `records` (answers reused from the cache cost nothing, requests
+    the budget refused were never sent) per model, each priced at its model's price; a record
+    that names no model is the review's own (`model.*`). The total is the sum of the models'
+    costs, or None when one of them has no price or their prices are in two currencies."""
     usage: dict[str, tuple[Usage, int]] = {}
     for record in records:
-        if record.reused:
+        if record.reused or record.status == "not_sent":  # not sent: no attempt, no usage
             continue
         name = record.model or prices.main
         spent, requests = usage.get(name, (Usage(), 0))
