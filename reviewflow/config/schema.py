@@ -237,8 +237,9 @@ class ReviewSettings(_Section):
     passes: int = Field(1, ge=1, le=5, description="a number of passes from 1 to 5")
     pass_models: list[PassModel] = Field(
         default_factory=list,
-        description="a list of model settings (protocol, name, endpoint, platform...), one per "
-        "pass from the first; a pass without one uses model.*",
+        description="a list of model settings (protocol, name, endpoint, platform, price...), one "
+        "per pass from the first, each priced at its price (else the bundled table's); a pass "
+        "without one uses model.*",
     )
     min_agreement: int | None = Field(
         None,

@@ -4,8 +4,8 @@ Every pool belongs to a `PoolRegistry`, the pools of one flow run in one process
 handle is resolved (`pool_for`); `review_pools` opens the review's registry and pool for its flow
 run and closes both at its end (see `reviewflow.providers.registry` for who finds it, and how).
 
-The meter is an in-process convenience: it sees the attempts made through this pool object
-only. Tasks that run in other processes (Dask) resolve the handle to a pool of their own, in
+The meter (`reviewflow.providers.meter`) is an in-process convenience: it sees the attempts
+made through this pool object (and its siblings) only. Tasks that run in other processes (Dask) resolve the handle to a pool of their own, in
 their process's registry of the run, so a review totals its requests from
 `ModelResponse.attempts` and from the `attempts` of a final `ProviderFailure`, which
 `llm_request` sets wherever it runs.
@@ -238,7 +238,8 @@ class ProviderPool:
         self, model: ModelSettings, env: Mapping[str, str] | None = None
     ) -> ProviderHandle:
         """The handle of a pool for another model (a pass's, `review.pass_models`), sharing
-        this pool's slots, meter, observer and budget as `for_model`'s does; closed with it.
+        this pool's slots, meter, observer and budget as `for_model`'s does (the budget charges
+        each request at the price of the model that sends it, by name); closed with it.
         Its key: this pool's for the same protocol and platform (a CLI run has removed their
         key variables from its environment by now), else from the protocol's key variables in
         `env` (the process's)."""
