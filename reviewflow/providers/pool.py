@@ -5,10 +5,10 @@ handle is resolved (`pool_for`); `review_pools` opens the review's registry and 
 run and closes both at its end (see `reviewflow.providers.registry` for who finds it, and how).
 
 The meter (`reviewflow.providers.meter`) is an in-process convenience: it sees the attempts
-made through this pool object (and its siblings) only. Tasks that run in other processes (Dask) resolve the handle to a pool of their own, in
-their process's registry of the run, so a review totals its requests from
-`ModelResponse.attempts` and from the `attempts` of a final `ProviderFailure`, which
-`llm_request` sets wherever it runs.
+made through this pool object (and its siblings) only. Tasks that run in other processes (Dask)
+resolve the handle to a pool of their own, in their process's registry of the run, so a review
+totals its requests from `ModelResponse.attempts` and from the `attempts` of a final
+`ProviderFailure`, which `llm_request` sets wherever it runs.
 
 A cancel stops a review's pools: by the signal in the review's process, and on a Dask worker by
 its registry's `stop`. A stopped pool sends nothing more and abandons its requests in flight,
