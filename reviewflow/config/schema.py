@@ -231,6 +231,7 @@ class ReviewSettings(_Section):
     verify_model: str | None = Field(
         None, min_length=1, description="a model name of the same protocol, e.g. gpt-4o-mini"
     )
+    verify_price: ModelPrice | None = None  # the verify model's; else the bundled table's
     verify_budget: int = Field(4, ge=0, le=50)  # context tool calls per finding
     # Agreement across independent passes (docs/cost.md#agreement): each pass reviews every
     # file on its own; a finding stays when `min_agreement` passes found it.

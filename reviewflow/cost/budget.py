@@ -49,13 +49,13 @@ def _check_cost(config: Config, prices: ReviewPrices) -> None:
 
 def price_setting(config: Config, name: str) -> str:
     """What to set for model `name`'s price: model.price, its `review.pass_models` entry's
-    price, or (the verify model, which has no settings of its own) a model the table knows."""
+    price, or the verify model's `review.verify_price`."""
     if name == config.model.name:
         return "set model.price"
     for number, model in enumerate(config.review.pass_models, start=1):
         if model.name == name:
             return f"set the price of review.pass_models entry {number}"
-    return "set review.verify_model to a model the bundled table prices"
+    return "set review.verify_price"
 
 
 def budget_for(config: Config) -> Budget | None:

@@ -109,9 +109,10 @@ class ReviewPrices(BaseModel):
 def models_asked(config: Config) -> dict[str, ModelSettings]:
     """Every model a review of `config` may ask, by name, with the settings its price is read
     from: each pass's (`review.pass_models`, else `model.*`), the verify model's with `--verify`
-    (`review.verify_model`, priced by its name: `model.price` is `model.name`'s, a pass model's
-    too when it names no price of its own), and `model.*` itself when a stage asks it (a pass
-    without a pass model, localization, verification)."""
+    (`review.verify_model` at `review.verify_price`, else priced by its name), and `model.*`
+    itself when a stage asks it (a pass without a pass model, localization, verification).
+    `model.price` is `model.name`'s: a pass model of that name without a price of its own
+    takes it, as the verify model does when it is `model.name`."""
     review, main = config.review, config.model
     passes = [*review.pass_models[: review.passes]]
     asked: dict[str, ModelSettings] = {}
@@ -130,7 +131,13 @@ def models_asked(config: Config) -> dict[str, ModelSettings]:
                 "model one price (its price, or model.price for model.name)"
             )
     if review.verify and review.verify_model not in (None, main.name):
-        asked.setdefault(review.verify_model, ModelSettings(name=review.verify_model))
+        verifier = ModelSettings(name=review.verify_model, price=review.verify_price)
+        known = asked.setdefault(review.verify_model, verifier)
+        if review.verify_price is not None and known.price != review.verify_price:
+            raise ConfigError(
+                f"review.verify_price prices model '{review.verify_model}', which a "
+                "review.pass_models entry prices otherwise: give one model one price"
+            )
     return asked
 
 

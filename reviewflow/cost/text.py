@@ -174,7 +174,7 @@ def unpriced(record: dict[str, Any]) -> str:
             return no_price(name)
         if price is None:
             passes = next(r["passes"] for r in record["by_model"] if r["model"] == name)
-            where = "its review.pass_models entry's price" if passes else "a priced verify_model"
+            where = "its review.pass_models entry's price" if passes else "review.verify_price"
             return f"no price for model '{name}': set {where}"
     currencies = sorted({price["currency"] for _, price in _prices(record) if price})
     return f"prices in {' and '.join(currencies)}: give every model's price in one currency"

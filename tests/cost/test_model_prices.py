@@ -68,6 +68,15 @@ def test_the_prices_are_those_of_the_models_the_review_asks() -> None:
     )
     assert verified.of("gpt-4o-mini") == bundled_price("gpt-4o-mini")
     assert verified.rates("house-llm") == ModelPrice(**DEAR)
+    # ... or at review.verify_price; without either, a cost budget names what to set.
+    review = {"verify": True, "verify_model": "house-verifier", "max_cost": 1}
+    unpriced = Config.model_validate(
+        {"model": {"name": "house-llm", "price": DEAR}, "review": review}
+    )
+    with pytest.raises(ConfigError, match=r"model 'house-verifier'.*: set review\.verify_price \("):
+        check_budget(unpriced)
+    unpriced.review.verify_price = ModelPrice(**CHEAP)
+    assert check_budget(unpriced).rates("house-verifier") == ModelPrice(**CHEAP)
 
 
 def test_a_pass_model_named_as_model_name_takes_model_price_and_one_name_has_one_price() -> None:
