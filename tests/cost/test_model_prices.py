@@ -245,3 +245,16 @@ def test_an_estimate_with_an_unpriced_pass_model_names_it(repo: GitRepo) -> None
     assert by_model["house-llm"] is None and by_model["dear-model"] > by_model["cheap-model"] > 0
     line = estimate_line(record)
     assert "cost unknown (no price for model 'house-llm': set model.price)" in line
+
+
+def test_the_live_cost_charges_each_request_at_its_model() -> None:
+    import io
+
+    from reviewflow.report.progress import ProgressDisplay
+
+    display = ProgressDisplay(io.StringIO(), {}, 1, price=review_prices(_config()))
+    display.request_done(Usage(prompt_tokens=1000, completion_tokens=100), "cheap-model")
+    display.request_done(Usage(prompt_tokens=1000, completion_tokens=100), "dear-model")
+    assert display.state().cost == pytest.approx((1000 + 200 + 10_000 + 4000) / 1e6)
+    unknown = ProgressDisplay(io.StringIO(), {}, 1, price=review_prices(_config(passes=3)))
+    assert unknown.state().cost is None  # a model asked has no price: the money is unknown
