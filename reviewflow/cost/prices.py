@@ -100,11 +100,6 @@ class ReviewPrices(BaseModel):
         """Every model asked has a price, all in one currency: money sums across them."""
         return not self.unpriced and len(self.currencies) <= 1
 
-    @property
-    def several(self) -> bool:
-        """The review asks more than one model."""
-        return len(self.models) > 1
-
 
 def models_asked(config: Config) -> dict[str, ModelSettings]:
     """Every model a review of `config` may ask, by name, with the settings its price is read
