@@ -172,16 +172,17 @@ def live_progress(
     env: Mapping[str, str],
     events: bool = False,
 ) -> ProgressDisplay:
-    """The review's live progress on `stream` (sized by its files, priced by its model), and
-    with `events` (`--events`) each change as a progress event line on `stream` too."""
-    from reviewflow.cost.prices import price_of
+    """The review's live progress on `stream` (sized by its files, each request priced at its
+    model's price), and with `events` (`--events`) each change as a progress event line on
+    `stream` too."""
+    from reviewflow.cost.prices import review_prices
     from reviewflow.report.events import progress_event, write_event
     from reviewflow.report.progress import ProgressDisplay, ProgressState
 
     def listener(state: ProgressState) -> None:
         write_event(stream, progress_event(state))
 
-    files, price = len(front.scope.selection.kept), price_of(config.model)
+    files, price = len(front.scope.selection.kept), review_prices(config)
     return ProgressDisplay(
         stream,
         env,

@@ -112,7 +112,7 @@ def sender(handle: ProviderHandle, path: str | None = None) -> Send:
     def send(request: ModelRequest) -> ModelResponse:
         budget = pool_of(handle).budget  # (a closed pool raises here, as the task would)
         if budget is not None:  # refused here, with no attempt (the pool checks again)
-            budget.check(request)
+            budget.check(request, handle.model)
         if observer is not None and path is not None:
             observer.file_started(path)
         return llm_request(handle, request)

@@ -7,6 +7,7 @@ from prefect import task
 from reviewflow.findings.localize import Localized, localize
 from reviewflow.findings.models import Finding
 from reviewflow.providers.pool import ProviderHandle
+from reviewflow.review.records import attributed
 from tasks.caching import stage_cache_key
 from tasks.llm import cancellable, sender
 
@@ -21,4 +22,4 @@ from tasks.llm import cancellable, sender
 @cancellable
 def localize_findings(findings: list[Finding], language: str, handle: ProviderHandle) -> Localized:
     """The findings with title, problem, evidence and suggestion in `language` (English: as is)."""
-    return localize(findings, language, sender(handle))
+    return attributed(localize(findings, language, sender(handle)), handle.model)

@@ -10,7 +10,7 @@ from reviewflow.providers.pool import ProviderHandle
 from reviewflow.review.jobs import FileJob
 from reviewflow.review.loop import review_chunk
 from reviewflow.review.reader import Snapshot
-from reviewflow.review.records import ChunkResult, PlanResult
+from reviewflow.review.records import ChunkResult, PlanResult, attributed
 from reviewflow.review.symbols import SymbolSource, symbol_loader
 from tasks.caching import stage_cache_key
 from tasks.llm import cancellable, sender
@@ -42,4 +42,5 @@ def tool_loop(
     """
     send = sender(handle, job.path)
     loader = symbol_loader(symbols, snapshot, get_run_logger().info if symbols else None)
-    return review_chunk(job, chunk, plan.guidance, snapshot, settings, send, loader)
+    found = review_chunk(job, chunk, plan.guidance, snapshot, settings, send, loader)
+    return attributed(found, handle.model)

@@ -7,7 +7,7 @@ from prefect import task
 from reviewflow.providers.pool import ProviderHandle
 from reviewflow.review.jobs import FileJob
 from reviewflow.review.plan import plan_file
-from reviewflow.review.records import PlanResult
+from reviewflow.review.records import PlanResult, attributed
 from tasks.caching import stage_cache_key
 from tasks.llm import cancellable, sender
 
@@ -22,4 +22,4 @@ from tasks.llm import cancellable, sender
 @cancellable
 def plan(job: FileJob, handle: ProviderHandle) -> PlanResult:
     """Guidance for the file's tool loop (None, and no request, below 50 changed lines)."""
-    return plan_file(job, sender(handle, job.path))
+    return attributed(plan_file(job, sender(handle, job.path)), handle.model)

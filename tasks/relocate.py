@@ -8,7 +8,7 @@ from prefect import task
 from reviewflow.findings.models import FileFindings
 from reviewflow.findings.relocate import group_candidates, relocate_file
 from reviewflow.providers.pool import ProviderHandle
-from reviewflow.review.records import ChunkResult
+from reviewflow.review.records import ChunkResult, attributed
 from reviewflow.select.reviewed import ReviewedFiles
 from tasks.caching import stage_cache_key
 from tasks.llm import cancellable, sender
@@ -36,4 +36,4 @@ def relocate(
     if dropped:
         path = chunks[0].path if chunks else None
         placed.append(FileFindings(path=path, dropped=tuple(dropped)))
-    return placed
+    return attributed(placed, handle.model)

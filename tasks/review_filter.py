@@ -7,6 +7,7 @@ from prefect import task
 from reviewflow.findings.filter import filter_file
 from reviewflow.findings.models import FileFindings
 from reviewflow.providers.pool import ProviderHandle
+from reviewflow.review.records import attributed
 from reviewflow.select.reviewed import ReviewedFiles
 from tasks.caching import stage_cache_key
 from tasks.llm import cancellable, sender
@@ -25,7 +26,8 @@ def review_filter(
 ) -> list[FileFindings]:
     """Each file's placed candidates after the filter (drops-only entries pass through)."""
     send = sender(handle)
-    return [
+    filtered = [
         filter_file(reviewed.files[item.path], item, send) if item.placed and item.path else item
         for item in found
     ]
+    return attributed(filtered, handle.model)

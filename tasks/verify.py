@@ -9,6 +9,7 @@ from reviewflow.findings.models import Finding
 from reviewflow.findings.verify import Verification, verify
 from reviewflow.providers.pool import ProviderHandle
 from reviewflow.review.reader import Snapshot
+from reviewflow.review.records import attributed
 from reviewflow.review.symbols import SymbolSource, symbol_loader
 from tasks.caching import stage_cache_key
 from tasks.llm import cancellable, sender
@@ -38,4 +39,4 @@ def verify_finding(
     not offered); the run's log says where it was loaded from on the first symbol call.
     """
     loader = symbol_loader(symbols, snapshot, get_run_logger().info if symbols else None)
-    return verify(finding, snapshot, budget, sender(handle), loader)
+    return attributed(verify(finding, snapshot, budget, sender(handle), loader), handle.model)

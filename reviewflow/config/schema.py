@@ -231,14 +231,16 @@ class ReviewSettings(_Section):
     verify_model: str | None = Field(
         None, min_length=1, description="a model name of the same protocol, e.g. gpt-4o-mini"
     )
+    verify_price: ModelPrice | None = None  # the verify model's; else the bundled table's
     verify_budget: int = Field(4, ge=0, le=50)  # context tool calls per finding
     # Agreement across independent passes (docs/cost.md#agreement): each pass reviews every
     # file on its own; a finding stays when `min_agreement` passes found it.
     passes: int = Field(1, ge=1, le=5, description="a number of passes from 1 to 5")
     pass_models: list[PassModel] = Field(
         default_factory=list,
-        description="a list of model settings (protocol, name, endpoint, platform...), one per "
-        "pass from the first; a pass without one uses model.*",
+        description="a list of model settings (protocol, name, endpoint, platform, price...), one "
+        "per pass from the first, each priced at its price (else the bundled table's); a pass "
+        "without one uses model.*",
     )
     min_agreement: int | None = Field(
         None,

@@ -26,7 +26,8 @@ only the model decides is an assumption, stated here and in the README:
 - completions: the per-request sizes below (tool calls and short JSON answers).
 
 Expected requests are fractional where a stage may or may not run; money is the price's input
-rate on every prompt token (an upper bound when the provider caches prompt prefixes).
+rate on every prompt token (an upper bound when the provider caches prompt prefixes), each stage
+at the price of the model it asks (`reviewflow.cost.charges`: a pass's model, the verify model).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from pydantic import BaseModel, ConfigDict
 
 from reviewflow.config import ReviewSettings
 from reviewflow.cost import prompts
+from reviewflow.cost.charges import StagePrices
 from reviewflow.cost.prices import PriceInfo
 from reviewflow.findings.localize import is_english
 from reviewflow.review.compress import TRIGGER_SHARE
@@ -122,19 +124,21 @@ BASE_STAGES = ("plan", "main", "compress")  # what the review sends whatever it 
 
 
 class Estimate(BaseModel):
-    """A review's expected cost: per file, the review-wide stages, and the price used; the
-    findings it expects (`findings`, `findings_high`) and its cost with none (`low`) and with
-    the range's high end (`high`)."""
+    """A review's expected cost: per file, the review-wide stages, and the prices used (`price`:
+    `model.*`'s; `prices`: each stage's model's); the findings it expects (`findings`,
+    `findings_high`) and its figures by stage with none (`low`) and with the range's high end
+    (`high`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     files: tuple[FileEstimate, ...] = ()
     review_stages: dict[str, Figures] = {}  # localization: once per review
     price: PriceInfo | None = None
+    prices: StagePrices = StagePrices.one(None)
     findings: float = 0.0
     findings_high: float = 0.0
-    low: Figures = Figures()
-    high: Figures = Figures()
+    low: dict[str, Figures] = {}
+    high: dict[str, Figures] = {}
 
     @property
     def by_stage(self) -> dict[str, Figures]:
@@ -148,15 +152,25 @@ class Estimate(BaseModel):
     def total(self) -> Figures:
         return sum(self.by_stage.values(), Figures())
 
-    def cost_of(self, figures: Figures) -> float | None:
-        """The money `figures` cost at the price (None without one)."""
-        if self.price is None:
-            return None
-        return self.price.price.cost(figures.prompt_tokens, figures.completion_tokens)
+    def cost_of(self, stages: Mapping[str, Figures]) -> float | None:
+        """The money `stages` (figures by stage) cost, each stage at the price of the model it
+        asks (None when one of them has no price, or their prices are in two currencies)."""
+        total, currencies = 0.0, set()
+        for stage, figures in stages.items():
+            rates = self.prices.for_stage(stage)
+            if rates is None:
+                return None
+            currencies.add(rates.currency)
+            total += rates.cost(figures.prompt_tokens, figures.completion_tokens)
+        return total if len(currencies) <= 1 else None
+
+    def stage_cost(self, stage: str, figures: Figures) -> float | None:
+        """The money one stage's `figures` cost."""
+        return self.cost_of({stage: figures})
 
     @property
     def cost(self) -> float | None:
-        return self.cost_of(self.total)
+        return self.cost_of(self.by_stage)
 
 
 def read_tokens(size: int | None) -> int:
@@ -185,20 +199,24 @@ def estimate_review(
     settings: ReviewSettings,
     language: str,
     price: PriceInfo | None,
+    prices: StagePrices | None = None,
 ) -> Estimate:
     """The expected cost of reviewing `jobs` (`sizes`: each file's bytes in the snapshot), and
-    its range: no findings at the low end, the high rate's findings at the other."""
+    its range: no findings at the low end, the high rate's findings at the other. `price` is
+    `model.*`'s; `prices`, the model each stage asks and its price (by default all `price`)."""
     files = tuple(estimate_file(job, sizes.get(job.path), settings) for job in jobs)
-    low = sum(
-        (figures for f in files for stage, figures in f.stages.items() if stage in BASE_STAGES),
-        Figures(),
-    )
+    low: dict[str, Figures] = {}
+    for item in files:
+        _add(low, {s: f for s, f in item.stages.items() if s in BASE_STAGES})
     expected = sum(expected_findings(job) for job in jobs)
     high_count = sum(expected_findings(job, high=True) for job in jobs)
-    high = low + localization(language, high_count)
+    high = dict(low)
+    localize_high = localization(language, high_count)
+    if localize_high.requests:
+        high["localize"] = localize_high
     for job in jobs:
         stages = findings_stages(job, sizes.get(job.path), settings, expected_findings(job, True))
-        high = sum(per_pass(stages, settings.passes).values(), high)
+        _add(high, per_pass(stages, settings.passes))
     review_stages: dict[str, Figures] = {}
     localize = localization(language, expected)
     if localize.requests:
@@ -207,11 +225,21 @@ def estimate_review(
         files=files,
         review_stages=review_stages,
         price=price,
+        prices=prices or StagePrices.one(price, settings.passes),
         findings=expected,
         findings_high=high_count,
         low=low,
         high=high,
     )
+
+
+def _add(totals: dict[str, Figures], stages: Mapping[str, Figures]) -> None:
+    """Add `stages` to `totals`, stage by stage, in `STAGES` order."""
+    for stage, figures in stages.items():
+        totals[stage] = totals.get(stage, Figures()) + figures
+    ordered = {stage: totals[stage] for stage in STAGES if stage in totals}
+    totals.clear()
+    totals.update(ordered)
 
 
 def localization(language: str, findings: float) -> Figures:

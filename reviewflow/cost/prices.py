@@ -1,5 +1,6 @@
-"""The price of a model: `model.price` from config, else the small bundled table (`prices.json`,
-dated; USD per million tokens), else unknown.
+"""The price of a model: `model.price` from config (a `review.pass_models` entry's own `price`),
+else the small bundled table (`prices.json`, dated; USD per million tokens), else unknown; and
+the prices of every model one review asks (`review_prices`).
 
 A bundled price applies to a model named exactly as the table names it, optionally after a
 `vendor/` prefix (OpenRouter) and before a date or `-latest` suffix (`gpt-4o-2024-08-06`,
@@ -16,7 +17,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from reviewflow.config import ModelPrice, ModelSettings
+from reviewflow.config import Config, ModelPrice, ModelSettings
+from reviewflow.errors import ConfigError
+from reviewflow.findings.localize import is_english
 
 TABLE_FILE = "prices.json"
 _SUFFIX = re.compile(r"(-\d{4}-?\d{2}-?\d{2}|-latest)?")
@@ -61,3 +64,81 @@ def price_of(model: ModelSettings) -> PriceInfo | None:
     if model.price is not None:
         return PriceInfo(price=model.price, source="config", currency=model.price.currency)
     return bundled_price(model.name)
+
+
+class ReviewPrices(BaseModel):
+    """The price of every model a review asks (`models_asked`), by model name: each request is
+    priced at the price of the model that served it. `None` where a model has no known price."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    models: dict[str, PriceInfo | None]
+    main: str  # model.name: the model of a request no record names
+
+    def of(self, model: str | None) -> PriceInfo | None:
+        """The price of `model` (None: the review's own model, `model.*`)."""
+        return self.models.get(model or self.main)
+
+    def rates(self, model: str) -> ModelPrice | None:
+        """The rates `model`'s requests are charged (the budget's lookup)."""
+        info = self.of(model)
+        return info.price if info is not None else None
+
+    @property
+    def unpriced(self) -> tuple[str, ...]:
+        """The models asked that have no known price."""
+        return tuple(name for name, info in self.models.items() if info is None)
+
+    @property
+    def currencies(self) -> tuple[str, ...]:
+        """The currencies of the known prices, each once, in the models' order."""
+        found = (info.currency for info in self.models.values() if info is not None)
+        return tuple(dict.fromkeys(found))
+
+    @property
+    def complete(self) -> bool:
+        """Every model asked has a price, all in one currency: money sums across them."""
+        return not self.unpriced and len(self.currencies) <= 1
+
+
+def models_asked(config: Config) -> dict[str, ModelSettings]:
+    """Every model a review of `config` may ask, by name, with the settings its price is read
+    from: each pass's (`review.pass_models`, else `model.*`), the verify model's with `--verify`
+    (`review.verify_model` at `review.verify_price`, else priced by its name), and `model.*`
+    itself when a stage asks it (a pass without a pass model, localization, verification).
+    `model.price` is `model.name`'s: a pass model of that name without a price of its own
+    takes it, as the verify model does when it is `model.name`."""
+    review, main = config.review, config.model
+    passes = [*review.pass_models[: review.passes]]
+    asked: dict[str, ModelSettings] = {}
+    uses_main = len(passes) < review.passes or not is_english(config.output.language)
+    if review.verify and review.verify_model in (None, main.name):
+        uses_main = True
+    if uses_main:
+        asked[main.name] = main
+    for model in passes:
+        if model.name == main.name and model.price is None:
+            model = model.model_copy(update={"price": main.price})  # model.name's price
+        known = asked.setdefault(model.name, model)
+        if price_of(known) != price_of(model):
+            raise ConfigError(
+                f"review.pass_models names model '{model.name}' twice at two prices: give one "
+                "model one price (its price, or model.price for model.name)"
+            )
+    if review.verify and review.verify_model not in (None, main.name):
+        verifier = ModelSettings(name=review.verify_model, price=review.verify_price)
+        known = asked.setdefault(review.verify_model, verifier)
+        if review.verify_price is not None and known.price != review.verify_price:
+            raise ConfigError(
+                f"review.verify_price prices model '{review.verify_model}', which a "
+                "review.pass_models entry prices otherwise: give one model one price"
+            )
+    return asked
+
+
+def review_prices(config: Config) -> ReviewPrices:
+    """The prices of the models a review of `config` asks (ConfigError: one name, two prices)."""
+    asked = models_asked(config)
+    return ReviewPrices(
+        models={name: price_of(model) for name, model in asked.items()}, main=config.model.name
+    )

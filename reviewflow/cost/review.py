@@ -8,8 +8,9 @@ from typing import Any
 
 from reviewflow.config import Config
 from reviewflow.context.build import Progress
+from reviewflow.cost.charges import StagePrices
 from reviewflow.cost.estimate import estimate_review
-from reviewflow.cost.prices import price_of
+from reviewflow.cost.prices import price_of, review_prices
 from reviewflow.cost.sizes import file_sizes
 from reviewflow.cost.text import estimate_record
 from reviewflow.review.jobs import FileJob, file_jobs, snapshot_of
@@ -22,9 +23,9 @@ from reviewflow.select.scope import Scope
 def jobs_estimate(jobs: Sequence[FileJob], snapshot: Snapshot, config: Config) -> dict[str, Any]:
     """The `estimate` object of a review of `jobs`, whose tools read `snapshot`."""
     sizes = file_sizes(snapshot, [job.path for job in jobs])
-    estimate = estimate_review(
-        jobs, sizes, config.review, config.output.language, price_of(config.model)
-    )
+    prices = StagePrices.of(config, review_prices(config))  # each stage at its model's price
+    language = config.output.language
+    estimate = estimate_review(jobs, sizes, config.review, language, price_of(config.model), prices)
     return estimate_record(estimate, config.model, config.review)
 
 

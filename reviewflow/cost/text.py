@@ -7,6 +7,7 @@ from typing import Any
 
 from reviewflow.config import PLACEHOLDER_MODEL, ModelSettings, ReviewSettings
 from reviewflow.cost.estimate import Estimate, Figures, FileEstimate
+from reviewflow.cost.prices import PriceInfo
 from reviewflow.providers.budget import BudgetState, money, priced, short_count
 
 
@@ -23,22 +24,15 @@ def estimate_record(
     estimate: Estimate, model: ModelSettings, settings: ReviewSettings
 ) -> dict[str, Any]:
     """The `estimate` object: totals, by stage, per file, the price and the budget's verdict."""
-    price = estimate.price
     record: dict[str, Any] = {
         **figures_record(estimate.total, estimate.cost),
         "model": model.name,
-        "price": None
-        if price is None
-        else {
-            **price.price.model_dump(mode="json"),
-            "source": price.source,
-            "as_of": price.as_of,
-            "currency": price.currency,
-        },
+        "price": price_record(estimate.price),
         "by_stage": {
-            stage: figures_record(figures, estimate.cost_of(figures))
+            stage: figures_record(figures, estimate.stage_cost(stage, figures))
             for stage, figures in estimate.by_stage.items()
         },
+        "by_model": models_record(estimate),
         "files": [_file_record(item, estimate) for item in estimate.files],
         "context_tokens": sum(item.context_tokens for item in estimate.files),
         "findings": {
@@ -47,8 +41,8 @@ def estimate_record(
             "high": round(estimate.findings_high, 1),
         },
         "range": {
-            "low": figures_record(estimate.low, estimate.cost_of(estimate.low)),
-            "high": figures_record(estimate.high, estimate.cost_of(estimate.high)),
+            "low": figures_record(_sum(estimate.low), estimate.cost_of(estimate.low)),
+            "high": figures_record(_sum(estimate.high), estimate.cost_of(estimate.high)),
         },
     }
     budget = budget_verdict(estimate, settings)
@@ -57,15 +51,61 @@ def estimate_record(
     return record
 
 
+def price_record(price: PriceInfo | None) -> dict[str, Any] | None:
+    """A price in the estimate: its rates, where it comes from, its date and currency."""
+    if price is None:
+        return None
+    return {
+        **price.price.model_dump(mode="json"),
+        "source": price.source,
+        "as_of": price.as_of,
+        "currency": price.currency,
+    }
+
+
+def models_record(estimate: Estimate) -> list[dict[str, Any]]:
+    """Each model the review asks and what it is expected to cost at its own price: its passes'
+    share of the chain stages, verification for the verify model, localization for model.*."""
+    stages, prices = estimate.by_stage, estimate.prices
+    chain = _sum({s: f for s, f in stages.items() if s not in ("verify", "localize")})
+    rows = []
+    for name, (model, passes) in prices.models().items():
+        figures = chain.scaled(len(passes) / max(1, len(prices.passes)))
+        if name == prices.verify.model and "verify" in stages:
+            figures += stages["verify"]
+        if name == prices.main.model and "localize" in stages:
+            figures += stages["localize"]
+        if figures.requests <= 0:
+            continue
+        info = model.price
+        cost = (
+            None
+            if info is None
+            else info.price.cost(figures.prompt_tokens, figures.completion_tokens)
+        )
+        rows.append(
+            {
+                "model": name,
+                "passes": list(passes),
+                **figures_record(figures, cost),
+                "price": price_record(info),
+            }
+        )
+    return rows
+
+
+def _sum(stages: dict[str, Figures]) -> Figures:
+    return sum(stages.values(), Figures())
+
+
 def _file_record(item: FileEstimate, estimate: Estimate) -> dict[str, Any]:
-    total = item.total
     return {
         "path": item.path,
         "chunks": item.chunks,
         "context_tokens": item.context_tokens,
-        **figures_record(total, estimate.cost_of(total)),
+        **figures_record(item.total, estimate.cost_of(item.stages)),
         "by_stage": {
-            stage: figures_record(figures, estimate.cost_of(figures))
+            stage: figures_record(figures, estimate.stage_cost(stage, figures))
             for stage, figures in item.stages.items()
         },
     }
@@ -76,22 +116,30 @@ def budget_verdict(estimate: Estimate, settings: ReviewSettings) -> dict[str, An
     if settings.max_tokens is None and settings.max_cost is None:
         return None
 
-    def fits(figures: Figures) -> bool:
-        tokens = settings.max_tokens is None or figures.total_tokens <= settings.max_tokens
-        cost = estimate.cost_of(figures)
+    def fits(stages: dict[str, Figures]) -> bool:
+        tokens = settings.max_tokens is None or _sum(stages).total_tokens <= settings.max_tokens
+        cost = estimate.cost_of(stages)
         money = settings.max_cost is None or (cost is not None and cost <= settings.max_cost)
         return tokens and money
 
     return {
         "max_tokens": settings.max_tokens,
         "max_cost": settings.max_cost,
-        "fits": fits(estimate.total),
+        "fits": fits(estimate.by_stage),
         "fits_high": fits(estimate.high),
     }
 
 
+def _prices(record: dict[str, Any]) -> list[tuple[str, dict[str, Any] | None]]:
+    """Each model's price in an `estimate` object (model.* alone in a record without
+    `by_model`, or when no model is expected to do anything)."""
+    rows = [(row["model"], row["price"]) for row in record.get("by_model") or ()]
+    return rows or [(record["model"], record["price"])]
+
+
 def _currency(record: dict[str, Any]) -> str:
-    return "USD" if record["price"] is None else str(record["price"]["currency"])
+    known = [price["currency"] for _, price in _prices(record) if price is not None]
+    return str(known[0]) if known else "USD"
 
 
 def _amount(record: dict[str, Any], value: float) -> str:
@@ -118,13 +166,37 @@ def no_price(model: str) -> str:
     return f"no price for model '{model}': set model.price"
 
 
+def unpriced(record: dict[str, Any]) -> str:
+    """Why an `estimate` object has no cost: the first model without a price (what to set
+    for it: model.price, its review.pass_models entry's price), or prices in two currencies."""
+    for name, price in _prices(record):
+        if price is None and name == record["model"]:
+            return no_price(name)
+        if price is None:
+            passes = next(r["passes"] for r in record["by_model"] if r["model"] == name)
+            where = "its review.pass_models entry's price" if passes else "review.verify_price"
+            return f"no price for model '{name}': set {where}"
+    currencies = sorted({price["currency"] for _, price in _prices(record) if price})
+    return f"prices in {' and '.join(currencies)}: give every model's price in one currency"
+
+
+def _sources(record: dict[str, Any]) -> str:
+    """Where the prices come from: `model.price`, `bundled prices of 2025-08-01`, or both."""
+    prices = [price for _, price in _prices(record) if price is not None]
+    several = len(_prices(record)) > 1
+    where = []
+    if any(price["source"] == "config" for price in prices):
+        where.append("configured prices" if several else "model.price")
+    dates = sorted({price["as_of"] for price in prices if price["source"] == "bundled"})
+    where += [f"bundled prices of {date}" for date in dates]
+    return " and ".join(where)
+
+
 def cost_text(record: dict[str, Any]) -> str:
     """`~$0.42 (bundled prices of 2025-08-01)`, `~0.42 (model.price)`, or why no amount."""
-    price = record["price"]
-    if price is None or record["cost"] is None:
-        return f"cost unknown ({no_price(record['model'])})"
-    where = "model.price" if price["source"] == "config" else f"bundled prices of {price['as_of']}"
-    return f"~{_amount(record, record['cost'])} ({where})"
+    if record["cost"] is None:
+        return f"cost unknown ({unpriced(record)})"
+    return f"~{_amount(record, record['cost'])} ({_sources(record)})"
 
 
 RANGE_SHOWN = 1.25  # the line names the range when its high end is this much above the estimate
@@ -204,7 +276,10 @@ def estimate_table(record: dict[str, Any], paths: list[str]) -> list[str]:
 
 
 def _prices_note(record: dict[str, Any]) -> str:
-    """Where the table's prices come from: the bundled table's date, model.price, or none."""
+    """Where the table's prices come from: the bundled table's date, model.price, or none;
+    with several models, each model's price."""
+    if len(_prices(record)) > 1:
+        return f"prices per model: {models_note(record)}"
     price = record["price"]
     if price is None:
         return f"prices: none ({no_price(record['model'])})"
@@ -214,6 +289,25 @@ def _prices_note(record: dict[str, Any]) -> str:
         f"prices: the bundled table of {price['as_of']} ({price['currency']} per million "
         "tokens); model.price overrides it"
     )
+
+
+def models_note(record: dict[str, Any]) -> str:
+    """`gpt-4o (passes 1, 3) 2.5/10 USD (bundled, 2025-08-01); o3-mini (pass 2) no price per
+    million tokens`: each model, the passes it runs (or verification and localization) and its
+    input/output price."""
+    parts = []
+    for row in record["by_model"]:
+        passes = row["passes"]
+        runs = f"pass{'es' if len(passes) > 1 else ''} {', '.join(map(str, passes))}"
+        price = row["price"]
+        if price is None:
+            rates = "no price"
+        else:
+            rates = f"{price['input']:g}/{price['output']:g} {price['currency']}"
+            source = "configured" if price["source"] == "config" else f"bundled, {price['as_of']}"
+            rates += f" ({source})"
+        parts.append(f"{row['model']} ({runs if passes else 'verification'}) {rates}")
+    return "; ".join(parts) + " (input/output per million tokens)"
 
 
 def price_line(model: ModelSettings) -> str:

@@ -5,8 +5,12 @@ flight hold, plus what this request will send (its prompt, measured with the chu
 counter, and `completion_reserve` tokens for its answer): a request that would cross a limit is
 refused with `BudgetExceeded` and never sent. Requests already in flight finish; `settle` then
 replaces their reservation with the usage their answer reported (the reservation itself when
-the provider reported none). Thread-safe: one object per review, held by its provider pool, so
-the file reviews that run concurrently draw on the same budget.
+the provider reported none). Thread-safe: one object per review, held by its provider pool (and
+the sibling pools of its pass and verify models), so the file reviews that run concurrently draw
+on the same budget.
+
+Money is counted per request at the price of the model that sends it (`Prices.rates`, by model
+name: the review's prices, looked up by `reviewflow.cost.prices`), and summed across models.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -75,10 +80,36 @@ class BudgetState(BaseModel):
 
 @dataclass(frozen=True, slots=True)
 class Reservation:
-    """What one request in flight holds of the budget."""
+    """What one request in flight holds of the budget, and the rates of the model sending it."""
 
     tokens: int
     cost: float
+    rates: ModelPrice | None = None
+
+
+class Prices(Protocol):
+    """The rates of each model a review asks, by name (`reviewflow.cost.prices.ReviewPrices`)."""
+
+    def rates(self, model: str) -> ModelPrice | None:
+        """What `model`'s requests are charged per million tokens (None: unknown)."""
+
+    @property
+    def complete(self) -> bool:
+        """Every model the review asks has a price, in one currency."""
+
+
+@dataclass(frozen=True, slots=True)
+class OnePrice:
+    """Every model at one price (or none): a review of one model."""
+
+    price: ModelPrice | None
+
+    def rates(self, model: str) -> ModelPrice | None:
+        return self.price
+
+    @property
+    def complete(self) -> bool:
+        return self.price is not None
 
 
 class Budget:
@@ -88,14 +119,15 @@ class Budget:
         self,
         max_tokens: int | None,
         max_cost: float | None,
-        price: ModelPrice | None,
+        price: Prices | ModelPrice | None,
         measure: Callable[[ModelRequest], int],
         completion_reserve: int = COMPLETION_RESERVE,
     ) -> None:
-        if max_cost is not None and price is None:
-            raise ValueError("a cost budget needs the model's price")
+        prices = OnePrice(price) if price is None or isinstance(price, ModelPrice) else price
+        if max_cost is not None and not prices.complete:
+            raise ValueError("a cost budget needs every model's price, in one currency")
         self._limits = (max_tokens, max_cost)
-        self._price = price
+        self._prices = prices
         self._measure = measure
         self._reserve = completion_reserve
         self._lock = threading.Lock()
@@ -103,21 +135,22 @@ class Budget:
         self._held = (0, 0.0)  # reserved by the requests in flight
         self._refused = 0
 
-    def reserve(self, request: ModelRequest) -> Reservation:
-        """Hold what `request` will cost, or raise `BudgetExceeded` (nothing is held then)."""
-        return self._take(request, hold=True)
+    def reserve(self, request: ModelRequest, model: str = "") -> Reservation:
+        """Hold what `request` will cost at `model`'s price, or raise `BudgetExceeded` (nothing
+        is held then)."""
+        return self._take(request, model, hold=True)
 
-    def check(self, request: ModelRequest) -> None:
-        """Raise `BudgetExceeded` if `request` would not fit now (nothing is held: `reserve`,
-        where the request is sent, decides for good). Lets a caller skip the work of sending
-        a request the budget would refuse anyway."""
-        self._take(request, hold=False)
+    def check(self, request: ModelRequest, model: str = "") -> None:
+        """Raise `BudgetExceeded` if `request` to `model` would not fit now (nothing is held:
+        `reserve`, where the request is sent, decides for good). Lets a caller skip the work of
+        sending a request the budget would refuse anyway."""
+        self._take(request, model, hold=False)
 
-    def _take(self, request: ModelRequest, hold: bool) -> Reservation:
+    def _take(self, request: ModelRequest, model: str, hold: bool) -> Reservation:
         from reviewflow.providers.failures import BudgetExceeded  # (the preview: no HTTP clients)
 
-        prompt = self._measure(request)
-        wanted = Reservation(prompt + self._reserve, self._cost(prompt, self._reserve))
+        prompt, rates = self._measure(request), self._prices.rates(model)
+        wanted = Reservation(prompt + self._reserve, _cost(rates, prompt, self._reserve), rates)
         with self._lock:
             problem = self._crossing(wanted)
             if problem:
@@ -134,7 +167,8 @@ class Budget:
             tokens, cost = 0, 0.0
         elif usage is not None and usage.total_tokens > 0:
             tokens = usage.total_tokens
-            cost = self._cost(usage.prompt_tokens, usage.completion_tokens, usage.cache_read_tokens)
+            cached = usage.cache_read_tokens
+            cost = _cost(reservation.rates, usage.prompt_tokens, usage.completion_tokens, cached)
         else:  # no usage reported (a timeout, a provider that reports none): count what we held
             tokens, cost = reservation.tokens, reservation.cost
         with self._lock:
@@ -149,12 +183,9 @@ class Budget:
             max_tokens=self._limits[0],
             max_cost=self._limits[1],
             spent_tokens=spent[0],
-            spent_cost=round(spent[1], 6) if self._price is not None else None,
+            spent_cost=round(spent[1], 6) if self._prices.complete else None,
             refused_requests=refused,
         )
-
-    def _cost(self, prompt: int, completion: int, cached: int = 0) -> float:
-        return self._price.cost(prompt, completion, cached) if self._price is not None else 0.0
 
     def _crossing(self, wanted: Reservation) -> str:
         """Why `wanted` would cross a limit ("" when it fits); called under the lock."""
@@ -172,3 +203,8 @@ class Budget:
                 f"flight, the next request costs about {money(wanted.cost)} more (not sent)"
             )
         return ""
+
+
+def _cost(rates: ModelPrice | None, prompt: int, completion: int, cached: int = 0) -> float:
+    """What a request costs at `rates` (0 at an unknown price: no cost budget is kept then)."""
+    return rates.cost(prompt, completion, cached) if rates is not None else 0.0

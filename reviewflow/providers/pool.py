@@ -4,11 +4,11 @@ Every pool belongs to a `PoolRegistry`, the pools of one flow run in one process
 handle is resolved (`pool_for`); `review_pools` opens the review's registry and pool for its flow
 run and closes both at its end (see `reviewflow.providers.registry` for who finds it, and how).
 
-The meter is an in-process convenience: it sees the attempts made through this pool object
-only. Tasks that run in other processes (Dask) resolve the handle to a pool of their own, in
-their process's registry of the run, so a review totals its requests from
-`ModelResponse.attempts` and from the `attempts` of a final `ProviderFailure`, which
-`llm_request` sets wherever it runs.
+The meter (`reviewflow.providers.meter`) is an in-process convenience: it sees the attempts
+made through this pool object (and its siblings) only. Tasks that run in other processes (Dask)
+resolve the handle to a pool of their own, in their process's registry of the run, so a review
+totals its requests from `ModelResponse.attempts` and from the `attempts` of a final
+`ProviderFailure`, which `llm_request` sets wherever it runs.
 
 A cancel stops a review's pools: by the signal in the review's process, and on a Dask worker by
 its registry's `stop`. A stopped pool sends nothing more and abandons its requests in flight,
@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-import typing
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
@@ -48,23 +47,11 @@ from reviewflow.providers.factory import (
     missing_key,
 )
 from reviewflow.providers.messages import ModelRequest, ModelResponse, Usage
+from reviewflow.providers.meter import ReviewObserver, UsageMeter
+from reviewflow.providers.meter import UsageTotals as UsageTotals  # (where the report reads it)
 from reviewflow.providers.registry import PoolRegistry
 
 ProviderFactory = Callable[[ModelSettings], Provider]
-
-
-class ReviewObserver(typing.Protocol):
-    """Told of a review's progress in the pool's process (the live progress display). The pool
-    carries it because the flow's parameters go to the Prefect API: it cannot be one."""
-
-    def request_done(self, usage: Usage) -> None:
-        """An attempt this pool made, with the usage its answer reported."""
-
-    def file_started(self, path: str) -> None:
-        """A request for the file `path` is going out (told at each: the first one counts)."""
-
-    def file_done(self, path: str) -> None:
-        """Every model stage of the file `path` finished."""
 
 
 class ProviderHandle(BaseModel):
@@ -114,12 +101,6 @@ class ProviderHandle(BaseModel):
 _PLATFORM_FIELDS = ("platform", "region", "project", "deployment", "api_version")
 
 
-class UsageTotals(Usage):
-    """Usage summed over a review, with every request attempt counted."""
-
-    requests: int = 0
-
-
 class PoolClosedError(PermanentProviderError):
     """A handle was used after its pool was closed, in the process that made the pool.
 
@@ -131,31 +112,6 @@ class ReviewCancelled(ReviewError):
     """The review was cancelled: its pool sends no request again, and one in flight was
     abandoned. Not a `ProviderError`: no stage takes it for a failed request and goes on (the
     stage that meets it ends Cancelled, see `tasks.llm.cancellable`)."""
-
-
-class UsageMeter:
-    """Thread-safe totals of one pool in one process: every attempt it made counts in
-    `requests`; tokens come from answers, rejected ones included (see `failures.usage_of`)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._usage = Usage()
-        self._requests = 0
-
-    def count_request(self, attempts: int = 1) -> None:
-        """Count one request attempt, whatever its outcome (-1: one counted never left)."""
-        with self._lock:
-            self._requests += attempts
-
-    def add(self, usage: Usage) -> None:
-        """Add the usage one answer reported."""
-        with self._lock:
-            self._usage = self._usage + usage
-
-    def totals(self) -> UsageTotals:
-        """A snapshot of the totals so far."""
-        with self._lock:
-            return UsageTotals(**self._usage.model_dump(), requests=self._requests)
 
 
 class ProviderPool:
@@ -238,7 +194,8 @@ class ProviderPool:
         with self._slots:
             if self.closed or self.registry.stopped(self.id):  # cancelled (or closed) meanwhile
                 raise self._refusal()
-            held = self.budget.reserve(request) if self.budget is not None else None
+            budget = self.budget
+            held = budget.reserve(request, self.settings.name) if budget is not None else None
             self.meter.count_request()
             usage: Usage | None = None
             sent = True
@@ -272,7 +229,7 @@ class ProviderPool:
         `review.concurrency`, the review's usage and its budget cover both; closed with it."""
         if name == self.settings.name:
             return self.handle
-        update: dict[str, object] = {"name": name}
+        update: dict[str, object] = {"name": name, "price": None}  # model.price: model.name's
         if self.settings.platform == Platform.AZURE:
             update["deployment"] = None  # the verifier's deployment is named by its model
         return self._sibling(name, lambda: self.settings.model_copy(update=update))
@@ -281,7 +238,8 @@ class ProviderPool:
         self, model: ModelSettings, env: Mapping[str, str] | None = None
     ) -> ProviderHandle:
         """The handle of a pool for another model (a pass's, `review.pass_models`), sharing
-        this pool's slots, meter, observer and budget as `for_model`'s does; closed with it.
+        this pool's slots, meter, observer and budget as `for_model`'s does (the budget charges
+        each request at the price of the model that sends it, by name); closed with it.
         Its key: this pool's for the same protocol and platform (a CLI run has removed their
         key variables from its environment by now), else from the protocol's key variables in
         `env` (the process's)."""
@@ -324,7 +282,7 @@ class ProviderPool:
     def _count(self, usage: Usage) -> None:
         self.meter.add(usage)
         if self.observer is not None:
-            self.observer.request_done(usage)
+            self.observer.request_done(usage, self.settings.name)
 
     def _stop_sending(self) -> None:
         """A cancel (in the signal handler): no request is sent from now on; those in flight

@@ -11,8 +11,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from reviewflow.cancel import EXIT_CODE as CANCELLED_EXIT
-from reviewflow.config import Config, ModelSettings
-from reviewflow.cost.prices import price_of
+from reviewflow.config import Config
+from reviewflow.cost.prices import ReviewPrices, review_prices
+from reviewflow.cost.usage import spent_by_model
 from reviewflow.findings.finalize import Finalized, gate
 from reviewflow.findings.localize import Localized
 from reviewflow.findings.models import Dropped, DropReason, Finding
@@ -86,25 +87,28 @@ def review_outcome(
         process=records,
         pull_request=pull_request,
     )
-    return with_cost(outcome, config.model, estimate, budget)
+    return with_cost(outcome, review_prices(config), estimate, budget)
 
 
 def with_cost(
     outcome: ReviewOutcome,
-    model: ModelSettings,
+    prices: ReviewPrices,
     estimate: dict[str, Any] | None,
     budget: BudgetState | None,
 ) -> ReviewOutcome:
-    """`outcome` with its estimate, the usage's cost, the budget's state, and the files whose
-    requests the budget refused among the incomplete ones (with the warning that says so)."""
+    """`outcome` with its estimate, the usage's cost (each model's requests at its `prices`),
+    the budget's state, and the files whose requests the budget refused among the incomplete
+    ones (with the warning that says so)."""
     refused = budget_refused(outcome.process)
     incomplete = tuple(sorted({*outcome.incomplete_files, *refused}))
     currency = (estimate or {}).get("price", {}) or {}
     warning = budget_warning(budget, len(outcome.files), len(incomplete), currency.get("currency"))
+    spent = spent_by_model(outcome.process, prices)
     return outcome.model_copy(
         update={
             "estimate": estimate,
-            "cost": usage_cost(outcome.usage, model),
+            "cost": spent.cost,
+            "usage_by_model": spent.models,
             "budget": budget,
             "budget_files": refused,
             "incomplete_files": incomplete,
@@ -143,15 +147,6 @@ def budget_warning(
 def budget_refused(records: Sequence[RequestRecord]) -> tuple[str, ...]:
     """The files a request of which the budget refused (not sent)."""
     return tuple(sorted({r.path for r in records if r.status == "not_sent" and r.path}))
-
-
-def usage_cost(usage: UsageTotals, model: ModelSettings) -> float | None:
-    """What `usage` cost at the model's price (cached prompt tokens at the cached rate)."""
-    info = price_of(model)
-    if info is None:
-        return None
-    cost = info.price.cost(usage.prompt_tokens, usage.completion_tokens, usage.cache_read_tokens)
-    return round(cost, 6)
 
 
 def split_dismissed(

@@ -179,7 +179,8 @@ def _estimated(outcome: ReviewOutcome) -> str:
     estimate = outcome.estimate
     if estimate is None:
         return ""
-    price = estimate["price"]
+    rows = [row["price"] for row in estimate.get("by_model", ()) if row["price"] is not None]
+    price = estimate["price"] or next(iter(rows), None)  # model.*'s, else a pass model's
     unit = "$" if price is not None and price["currency"] == "USD" else ""
     spent = "" if outcome.cost is None else f"; cost {unit}{money(outcome.cost)}"
     guess = "" if estimate["cost"] is None else f", ~{unit}{money(estimate['cost'])}"

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from reviewflow.cancel import EXIT_CODE as CANCELLED_EXIT
+from reviewflow.cost.usage import ModelUsage
 from reviewflow.findings.models import Dropped, Finding
 from reviewflow.models import ReviewWarning, Severity
 from reviewflow.providers.budget import BudgetState
@@ -120,7 +121,8 @@ class ReviewOutcome(_Record):
     process: tuple[RequestRecord, ...] = ()
     pull_request: PullRequestReport | None = None
     estimate: dict[str, Any] | None = None  # the expected cost (`cost.text.estimate_record`)
-    cost: float | None = None  # the usage at the estimate's price (None without a price)
+    cost: float | None = None  # the usage, each model at its price (None without one)
+    usage_by_model: tuple[ModelUsage, ...] = ()  # the usage per model, each at its own price
     budget: BudgetState | None = None  # `--max-tokens` / `--max-cost`, where it stands
     budget_files: tuple[str, ...] = ()  # incomplete: the budget refused a request of theirs
 
@@ -289,7 +291,10 @@ def build_report(outcome: ReviewOutcome) -> dict[str, Any]:
         "rules": outcome.applied_rules(),
         "warnings": [_problem(w) for w in outcome.warnings],
         "errors": [_problem(e) for e in outcome.errors],
-        "usage": outcome.usage.model_dump(mode="json"),
+        "usage": {
+            **outcome.usage.model_dump(mode="json"),
+            "by_model": [m.model_dump(mode="json") for m in outcome.usage_by_model],
+        },
         "duration_ms": outcome.duration_ms,
         "process": [r.model_dump(mode="json") for r in outcome.process],
     }

@@ -20,7 +20,7 @@ from typing import IO
 from rich.live import Live
 from rich.text import Text
 
-from reviewflow.cost.prices import PriceInfo
+from reviewflow.cost.prices import PriceInfo, ReviewPrices
 from reviewflow.providers.budget import money
 from reviewflow.providers.messages import Usage
 from reviewflow.report.console import make_console
@@ -49,15 +49,21 @@ class ProgressDisplay:
         env: Mapping[str, str],
         files_total: int,
         enabled: bool = True,
-        price: PriceInfo | None = None,
+        price: PriceInfo | ReviewPrices | None = None,
         clock: Callable[[], float] = time.monotonic,
         listener: Callable[[ProgressState], None] | None = None,
     ) -> None:
         self._lock = threading.Lock()
         self._listener = listener
-        self._price, self._clock = price, clock
+        self._clock = clock
+        self._price_of: Callable[[str | None], PriceInfo | None] | None = None
+        self._currency: str | None = None
+        if isinstance(price, ReviewPrices) and price.complete and price.currencies:
+            self._price_of, self._currency = price.of, price.currencies[0]  # each its model's
+        elif isinstance(price, PriceInfo):
+            self._price_of, self._currency = (lambda model: price), price.currency
         self._started = clock()
-        cost = None if price is None else 0.0
+        cost = None if self._price_of is None else 0.0
         self._state = ProgressState(files_total=files_total, cost=cost)
         self._active: list[str] = []
         self._live: Live | None = None
@@ -91,11 +97,13 @@ class ProgressDisplay:
     def file_done(self, path: str) -> None:
         self._change(lambda s: replace(s, files_done=s.files_done + 1), finished=path)
 
-    def request_done(self, usage: Usage, attempts: int = 1) -> None:
-        """Count one answered (or finally failed) request and the tokens it used."""
+    def request_done(self, usage: Usage, model: str | None = None, attempts: int = 1) -> None:
+        """Count one answered (or finally failed) request and the tokens it used, at the
+        price of `model`, the model that served it."""
         spent = None
-        if self._price is not None:
-            rates, cached = self._price.price, usage.cache_read_tokens
+        info = None if self._price_of is None else self._price_of(model)
+        if info is not None:
+            rates, cached = info.price, usage.cache_read_tokens
             spent = rates.cost(usage.prompt_tokens, usage.completion_tokens, cached)
         self._change(
             lambda s: replace(
@@ -151,8 +159,8 @@ class ProgressDisplay:
         left = time_left(self._clock() - self._started, s.files_done, s.files_total)
         if left is not None:
             text.append(f"  ETA {left}")
-        if s.cost is not None and self._price is not None:
-            currency = self._price.currency
+        if s.cost is not None and self._currency is not None:
+            currency = self._currency
             amount = money(s.cost)
             text.append(f"  ${amount}" if currency == "USD" else f"  {amount} {currency}")
         text.append(f"  {counted(s.requests, 'request')}  {s.tokens:,} tokens")

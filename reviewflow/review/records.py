@@ -76,6 +76,9 @@ class RequestRecord(_Record):
     tool_calls: tuple[ToolRecord, ...] = ()
     reused: bool = False
     """The answer came from the cache of an earlier run: this run neither sent nor paid it."""
+    model: str | None = None
+    """The name of the model asked (`attributed`: its stage's), each priced at its own price;
+    None in a record made before models were named (the review's `model.*`)."""
 
 
 class StageResult(_Record):
@@ -88,7 +91,7 @@ class StageResult(_Record):
 
     def cache_identity(self) -> dict[str, Any]:
         """The result as a later stage's input: whether its answers were reused is no input."""
-        return self.model_dump(mode="json", exclude={"records": {"__all__": {"reused"}}})
+        return self.model_dump(mode="json", exclude={"records": {"__all__": {"reused", "model"}}})
 
 
 class PlanResult(StageResult):
@@ -116,6 +119,18 @@ def total_usage(records: Iterable[RequestRecord]) -> tuple[Usage, int]:
             usage = usage + record.usage
             requests += record.attempts
     return usage, requests
+
+
+def attributed(result: ResultT, model: str) -> ResultT:
+    """A stage result (or list of them) whose records name `model`, the model its stage asked
+    (a record that names one already keeps it)."""
+    if isinstance(result, list):
+        return cast(ResultT, [attributed(item, model) for item in result])
+    found = getattr(result, "records", None)  # StageResult, Verification and Localized
+    if isinstance(result, BaseModel) and isinstance(found, tuple):
+        named = tuple(r if r.model else r.model_copy(update={"model": model}) for r in found)
+        return cast(ResultT, result.model_copy(update={"records": named}))
+    return result
 
 
 def mark_reused(result: ResultT) -> ResultT:

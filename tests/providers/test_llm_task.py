@@ -175,7 +175,7 @@ class _Seen:
     def __init__(self) -> None:
         self.events: list[str] = []
 
-    def request_done(self, usage: object) -> None:
+    def request_done(self, usage: object, model: str) -> None:
         self.events.append("request")
 
     def file_started(self, path: str) -> None:

@@ -89,6 +89,7 @@ def test_keys_and_stats_of_a_realistic_review() -> None:
         "cache_read_tokens",
         "cache_write_tokens",
         "requests",
+        "by_model",  # each model's share, at its price (tests/cost/test_pass_prices.py)
     }
     severities = [f["severity"] for f in report["findings"]]
     assert severities == ["critical"] * 2 + ["high"] * 2 + ["medium"] * 2 + ["low"] * 2
