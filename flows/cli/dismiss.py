@@ -34,11 +34,12 @@ def cmd_dismiss(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
 def cmd_dismissed(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     root = find_repo_root(Path(args.repo))
-    if args.suggest or args.apply is not None:
+    if args.suggest:
         return cmd_suggest(args, root, home_dir(env))
     given = [n for n in SUGGEST_ONLY if getattr(args, n[2:].replace("-", "_")) is not None]
     if given:
-        raise ConfigError(f"{given[0]} goes with --suggest (reviewflow dismissed --suggest)")
+        example = "--suggest --apply IDS" if given[0] == "--apply" else "--suggest"
+        raise ConfigError(f"{given[0]} goes with --suggest (reviewflow dismissed {example})")
     items = listed(root, home_dir(env))
     if args.json:
         records = [

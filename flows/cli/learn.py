@@ -15,7 +15,8 @@ from reviewflow.report.learn import EXPIRY_DAYS, MIN_COUNT, Proposal, Suggestion
 from reviewflow.report.textsafe import for_terminal
 from reviewflow.rules.loader import PROJECT_RULES
 
-SUGGEST_ONLY = ("--report", "--min-count", "--expires-in")  # `dismissed` options of --suggest
+# `dismissed` options that go with --suggest only (one line, exit 2 without it)
+SUGGEST_ONLY = ("--apply", "--report", "--min-count", "--expires-in")
 
 
 def cmd_suggest(args: argparse.Namespace, root: Path, home: Path) -> int:
@@ -91,7 +92,7 @@ def _proposal_lines(proposal: Proposal) -> list[str]:
 
 def _print_applied(done: list[Proposal]) -> None:
     if not done:
-        sys.stdout.write("no silencing rule to write\n")
+        sys.stdout.write("no silencing rule to write: the dismissals support no proposal now\n")
         return
     lines = [
         f"added {len(done)} silencing rule(s) to {PROJECT_RULES} (review the change and commit it):"
