@@ -10,6 +10,7 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from reviewflow.config import OutputSettings
 from reviewflow.report.dismiss import dismisser
 from reviewflow.report.learn import EXPIRY_DAYS, MIN_COUNT, Proposal, Suggestions, apply, suggest
 from reviewflow.report.textsafe import for_terminal
@@ -19,12 +20,14 @@ from reviewflow.rules.loader import PROJECT_RULES
 SUGGEST_ONLY = ("--apply", "--report", "--min-count", "--expires-in")
 
 
-def cmd_suggest(args: argparse.Namespace, root: Path, home: Path) -> int:
+def cmd_suggest(
+    args: argparse.Namespace, root: Path, home: Path, output: OutputSettings | None = None
+) -> int:
     today = datetime.now(UTC).date()
     reports = [Path(path) for path in args.report or ()]
     count = MIN_COUNT if args.min_count is None else args.min_count
     days = EXPIRY_DAYS if args.expires_in is None else args.expires_in
-    found = suggest(root, home, today, min_count=count, days=days, reports=reports)
+    found = suggest(root, home, today, min_count=count, days=days, reports=reports, output=output)
     if args.apply is not None:
         done = apply(root, found.proposals, args.apply, dismisser(root), today)
         _print_applied(done)

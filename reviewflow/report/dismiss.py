@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from reviewflow.config import OutputSettings
 from reviewflow.errors import ConfigError
 from reviewflow.git.user import git_user
 from reviewflow.report.lookup import find_reported, parse_key
@@ -57,12 +58,14 @@ def dismiss(
     local: bool = False,
     report: Path | None = None,
     now: datetime | None = None,
+    output: OutputSettings | None = None,
 ) -> Listed:
     """Record the dismissal of the finding `key_text` names (a second one replaces the
-    first: its reason, who and when are the new ones)."""
+    first: its reason, who and when are the new ones); an ID is looked up in the reports
+    (`output`: the configuration's, where reviews write them besides the home)."""
     key = parse_key(key_text)
     why = clean_reason(reason)
-    found = find_reported(key, home, repo_root, report)
+    found = find_reported(key, home, repo_root, report, output)
     entry = Dismissal(
         fingerprint=found.fingerprint,
         id=found.id,
