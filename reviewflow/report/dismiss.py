@@ -73,6 +73,7 @@ def dismiss(
         title=found.title,
         category=found.category,
         rule_id=found.rule_id,
+        cluster_fingerprints=found.cluster or None,
         reason=why,
         by=dismisser(repo_root),
         at=(now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -101,7 +102,11 @@ def undo(repo_root: Path, home: Path, key_text: str, *, local: bool = False) -> 
 
 
 def _names(entry: Dismissal, key: str) -> bool:
-    return key == entry.fingerprint or (len(key) == 13 and entry.fingerprint.startswith(key[1:]))
+    """Whether `key` (an ID or fingerprint) is the entry's finding, or one of its cluster's."""
+    return any(
+        key == fingerprint or (len(key) == 13 and fingerprint.startswith(key[1:]))
+        for fingerprint in entry.fingerprints
+    )
 
 
 def listed(repo_root: Path, home: Path) -> list[Listed]:

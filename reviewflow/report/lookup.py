@@ -35,6 +35,7 @@ class Reported:
     title: str = ""
     category: str | None = None
     rule_id: str | None = None
+    cluster: tuple[str, ...] = ()  # `cluster_fingerprints`: a review of several passes
 
 
 def parse_key(text: str) -> str:
@@ -111,6 +112,7 @@ def find_reported(
                     title=str(finding.get("title", "")),
                     category=_text(finding.get("category")),
                     rule_id=_text(finding.get("rule_id")),
+                    cluster=_fingerprints(finding.get("cluster_fingerprints")),
                 )
     if len(key) == 64:
         return Reported(fingerprint=key, id="F" + key[:12])
@@ -125,6 +127,13 @@ def find_reported(
 
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
+
+
+def _fingerprints(value: object) -> tuple[str, ...]:
+    """The fingerprints of a report's list (anything else in it left out)."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(item for item in value if isinstance(item, str) and _FINGERPRINT.fullmatch(item))
 
 
 def _findings(path: Path, *, required: bool) -> list[dict[str, object]]:
