@@ -123,8 +123,9 @@ def gather(
     extra: Sequence[Path] = (),
     output: OutputSettings | None = None,
 ) -> list[Evidence]:
-    """Every dismissal of the repository reviewflow knows, once per finding: the dismissal
-    files first, then those found on pull requests (the earliest report's); `extra`: JSON
+    """Every dismissal of the repository reviewflow knows, once per finding (a finding of
+    several passes once per cluster): the dismissal files first, then those found on pull
+    requests (the earliest report's); `extra`: JSON
     reports kept elsewhere (a CI job's), read as the home's are; `output`: the configuration's,
     where reviews write their reports besides the home."""
     missing = [str(path) for path in extra if not path.is_file()]
@@ -134,6 +135,7 @@ def gather(
     reports = [read_report(path) for path in paths]
     known = finding_index(reports)
     out: dict[str, Evidence] = {}
+    same: dict[str, str] = {}  # a dismissed finding's cluster fingerprint -> its own
     for item in listed(repo_root, home):
         entry = item.entry
         path, category, rule_id = entry.path, entry.category, entry.rule_id
@@ -145,8 +147,10 @@ def gather(
             entry.fingerprint, path, category, rule_id, entry.by, entry.at[:10], entry.reason, where
         )
         out.setdefault(entry.fingerprint, evidence)
+        for member in entry.cluster_fingerprints or ():
+            same.setdefault(member, entry.fingerprint)
     for found in sorted(on_requests(reports, known), key=lambda e: e.at):
-        out.setdefault(found.fingerprint, found)
+        out.setdefault(same.get(found.fingerprint, found.fingerprint), found)
     return list(out.values())
 
 

@@ -10,7 +10,8 @@ already open and posts nothing, resolves nothing. A person dismisses the thread;
 (one pass, finding only the member that was never posted) drops it as dismissed, as the
 dismissal of the thread, and posts nothing; `dismissed --suggest` counts that dismissal once.
 The repository's dismissal store is checked the same way: `reviewflow dismiss` of a kept member
-records its cluster, and a review keeping another member drops it.
+records its cluster, and a review keeping another member drops it; the store's and the
+request's dismissals of one cluster are one dismissal to `--suggest`.
 """
 
 from __future__ import annotations
@@ -125,3 +126,7 @@ def test_a_dismissal_silences_whichever_member_of_its_cluster_is_kept(
     assert dropped["detail"].startswith("dismissed in .reviewflow/dismissed.json by Test")
     recorded = f"(recorded for F{below[:12]}: this finding as another pass placed it)"
     assert dropped["detail"].endswith(recorded)
+    capsys.readouterr()  # the store's and the request's dismissal of one cluster: counted once
+    assert main([*learn, "--report", third_report]) == 0
+    [proposal] = json.loads(capsys.readouterr().out)["proposals"]
+    assert [d["fingerprint"] for d in proposal["dismissals"]] == [below]
