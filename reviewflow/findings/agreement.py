@@ -2,14 +2,17 @@
 the other passes', a cluster kept when `review.min_agreement` passes found it.
 
 Two findings of different passes are the same finding when they are on the same file, in the
-same category, on overlapping lines, and one of: the same fingerprint; titles that agree after
-normalization (lower case, punctuation and underscores split words, one-letter and filler words
-out, each word cut to
-its first five letters after a plural or verb ending; the shared words at least half of the
-shorter title's); each is the other's only candidate (the one finding of its pass, of that
-category, on those lines, both ways); or, when titles do not decide, title and problem together
-agree as titles must. A cluster holds at most one finding per pass; pairs are joined best first
-(same fingerprint, then title likeness, then text likeness, then line overlap). The kept
+same category, on lines at most `NEARBY_LINES` apart, and one of: the same fingerprint; titles
+that agree after normalization (lower case, punctuation and underscores split words, one-letter
+and filler words out, each word cut to its first five letters after a plural or verb ending;
+the shared words at least half of the shorter title's); or, when titles do not decide, title and
+problem together agree as titles must. On overlapping lines one more suffices: each is the
+other's only candidate (the one finding of its pass, of that category, on overlapping lines,
+both ways). Real reviewers anchor one defect a line or a few apart (bench/RESULTS.md, "Clustering
+on real reviewers' pairs"), so words that agree join findings that nearly touch; only
+overlapping lines make the only-candidate rule safe. A cluster holds at most one finding per
+pass; pairs are joined best first (same fingerprint, then title likeness, then text likeness,
+then line overlap, nearer first). The kept
 finding is the best-placed member (placement: anchor first; then the tighter span; then the
 higher confidence; then the earlier pass); the others are dropped as duplicates of it, and
 their fingerprints kept on it (`cluster_fingerprints`: a dismissal of any member silences
@@ -30,6 +33,7 @@ from reviewflow.findings.finalize import Finalized, finding_order
 from reviewflow.findings.models import Dropped, DropReason, Finding, PlacedBy
 
 TITLE_AGREEMENT = 0.5  # shared normalized words over the shorter title's (or text's)
+NEARBY_LINES = 3  # how far apart (`lines_apart`) words can still join two findings
 STEM_LETTERS = 5
 PLACEMENT_RANK = {placed: rank for rank, placed in enumerate(PlacedBy)}
 _FILLER = frozenset(
@@ -75,14 +79,19 @@ def text_likeness(a: Finding, b: Finding) -> float:
     return title_likeness(f"{a.title} {a.problem}", f"{b.title} {b.problem}")
 
 
+def lines_apart(a: Finding, b: Finding) -> int:
+    """How far one span starts after the other ends, in lines (0 when they overlap; 1 for
+    neighbouring lines)."""
+    return max(0, b.start_line - a.end_line, a.start_line - b.end_line)
+
+
+def overlapping(a: Finding, b: Finding) -> bool:
+    return a.start_line <= b.end_line and b.start_line <= a.end_line
+
+
 def comparable(a: Finding, b: Finding) -> bool:
-    """Same file, same category, overlapping lines."""
-    return (
-        a.path == b.path
-        and a.category == b.category
-        and a.start_line <= b.end_line
-        and b.start_line <= a.end_line
-    )
+    """Same file, same category, lines at most `NEARBY_LINES` apart."""
+    return a.path == b.path and a.category == b.category and lines_apart(a, b) <= NEARBY_LINES
 
 
 def _overlap(a: Finding, b: Finding) -> float:
@@ -113,8 +122,8 @@ def clusters(members: Sequence[Member]) -> list[list[Member]]:
             if (
                 same
                 or title >= TITLE_AGREEMENT
-                or _only_rivals(members, rivals, i, j)
                 or text >= TITLE_AGREEMENT
+                or (overlapping(a, b) and _only_rivals(members, rivals, i, j))
             ):
                 pairs.append(((int(same), title, text, _overlap(a, b)), i, j))
     group = list(range(len(members)))
@@ -139,10 +148,18 @@ def clusters(members: Sequence[Member]) -> list[list[Member]]:
 
 
 def _only_rivals(members: Sequence[Member], rivals: list[list[int]], i: int, j: int) -> bool:
-    """Whether `j` is the one finding of its pass comparable to `i`, and `i` of its to `j`."""
-    of_j = [k for k in rivals[i] if members[k].review_pass == members[j].review_pass]
-    of_i = [k for k in rivals[j] if members[k].review_pass == members[i].review_pass]
-    return of_j == [j] and of_i == [i]
+    """Whether `j` is the one finding of its pass on lines overlapping `i`'s, and `i` of its
+    overlapping `j`'s."""
+
+    def of_pass(of: int, number: int) -> list[int]:
+        return [
+            k
+            for k in rivals[of]
+            if members[k].review_pass == number
+            and overlapping(members[of].finding, members[k].finding)
+        ]
+
+    return of_pass(i, members[j].review_pass) == [j] and of_pass(j, members[i].review_pass) == [i]
 
 
 def best_placed(cluster: Sequence[Member]) -> Member:
