@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from flows.cli.learn import SUGGEST_ONLY, cmd_suggest
-from reviewflow.config import home_dir
+from reviewflow.config import home_dir, load_config
 from reviewflow.errors import ConfigError
 from reviewflow.git.repo import find_repo_root
 from reviewflow.report.dismiss import Listed, dismiss, listed, undo
@@ -26,7 +26,10 @@ def cmd_dismiss(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         )
         return 0
     report = Path(args.report) if args.report else None
-    done = dismiss(root, home, args.finding, reason=args.reason, local=args.local, report=report)
+    output = load_config(home, env).output  # an ID is looked up where reviews write reports
+    done = dismiss(
+        root, home, args.finding, reason=args.reason, local=args.local, report=report, output=output
+    )
     share = "" if done.local else " (commit it to share the dismissal)"
     sys.stdout.write(for_terminal(f"dismissed {_what(done)} in {_where(done, root)}{share}") + "\n")
     return 0
@@ -34,11 +37,13 @@ def cmd_dismiss(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
 def cmd_dismissed(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     root = find_repo_root(Path(args.repo))
-    if args.suggest or args.apply is not None:
-        return cmd_suggest(args, root, home_dir(env))
+    if args.suggest:
+        home = home_dir(env)
+        return cmd_suggest(args, root, home, load_config(home, env).output)
     given = [n for n in SUGGEST_ONLY if getattr(args, n[2:].replace("-", "_")) is not None]
     if given:
-        raise ConfigError(f"{given[0]} goes with --suggest (reviewflow dismissed --suggest)")
+        example = "--suggest --apply IDS" if given[0] == "--apply" else "--suggest"
+        raise ConfigError(f"{given[0]} goes with --suggest (reviewflow dismissed {example})")
     items = listed(root, home_dir(env))
     if args.json:
         records = [

@@ -10,20 +10,24 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+from reviewflow.config import OutputSettings
 from reviewflow.report.dismiss import dismisser
 from reviewflow.report.learn import EXPIRY_DAYS, MIN_COUNT, Proposal, Suggestions, apply, suggest
 from reviewflow.report.textsafe import for_terminal
 from reviewflow.rules.loader import PROJECT_RULES
 
-SUGGEST_ONLY = ("--report", "--min-count", "--expires-in")  # `dismissed` options of --suggest
+# `dismissed` options that go with --suggest only (one line, exit 2 without it)
+SUGGEST_ONLY = ("--apply", "--report", "--min-count", "--expires-in")
 
 
-def cmd_suggest(args: argparse.Namespace, root: Path, home: Path) -> int:
+def cmd_suggest(
+    args: argparse.Namespace, root: Path, home: Path, output: OutputSettings | None = None
+) -> int:
     today = datetime.now(UTC).date()
     reports = [Path(path) for path in args.report or ()]
     count = MIN_COUNT if args.min_count is None else args.min_count
     days = EXPIRY_DAYS if args.expires_in is None else args.expires_in
-    found = suggest(root, home, today, min_count=count, days=days, reports=reports)
+    found = suggest(root, home, today, min_count=count, days=days, reports=reports, output=output)
     if args.apply is not None:
         done = apply(root, found.proposals, args.apply, dismisser(root), today)
         _print_applied(done)
@@ -91,7 +95,7 @@ def _proposal_lines(proposal: Proposal) -> list[str]:
 
 def _print_applied(done: list[Proposal]) -> None:
     if not done:
-        sys.stdout.write("no silencing rule to write\n")
+        sys.stdout.write("no silencing rule to write: the dismissals support no proposal now\n")
         return
     lines = [
         f"added {len(done)} silencing rule(s) to {PROJECT_RULES} (review the change and commit it):"

@@ -14,9 +14,11 @@ overlapping lines make the only-candidate rule safe. A cluster holds at most one
 pass; pairs are joined best first (same fingerprint, then title likeness, then text likeness,
 then line overlap, nearer first). The kept
 finding is the best-placed member (placement: anchor first; then the tighter span; then the
-higher confidence; then the earlier pass); the others are dropped as duplicates of it. A
-cluster below the agreement is dropped as `no_agreement`, or kept for the verification to
-decide (`review.below_agreement: verify` with `review.verify`).
+higher confidence; then the earlier pass); the others are dropped as duplicates of it, and
+their fingerprints kept on it (`cluster_fingerprints`: a dismissal of any member silences
+whichever member a later review keeps). A cluster below the agreement is dropped as
+`no_agreement`, or kept for the verification to decide (`review.below_agreement: verify` with
+`review.verify`).
 """
 
 from __future__ import annotations
@@ -157,10 +159,7 @@ def _only_rivals(members: Sequence[Member], rivals: list[list[int]], i: int, j: 
             and overlapping(members[of].finding, members[k].finding)
         ]
 
-    return (
-        of_pass(i, members[j].review_pass) == [j]
-        and of_pass(j, members[i].review_pass) == [i]
-    )
+    return of_pass(i, members[j].review_pass) == [j] and of_pass(j, members[i].review_pass) == [i]
 
 
 def best_placed(cluster: Sequence[Member]) -> Member:
@@ -194,7 +193,9 @@ def agree(per_pass: Sequence[Finalized], settings: ReviewSettings) -> Finalized:
     for cluster in clusters(members):
         kept = best_placed(cluster)
         agreement = f"{len(cluster)}/{total}"
-        finding = kept.finding.model_copy(update={"agreement": agreement})
+        others = sorted({m.finding.fingerprint for m in cluster} - {kept.finding.fingerprint})
+        update = {"agreement": agreement, "cluster_fingerprints": tuple(others)}
+        finding = kept.finding.model_copy(update=update)
         if len(cluster) >= settings.agreement or verify_below:
             findings.append(finding)
             drops += [_duplicate(m, finding) for m in cluster if m is not kept]

@@ -91,6 +91,9 @@ class Finding(BaseModel):
     agreement: str | None = (
         None  # several passes (`review.passes`): "2/3", the passes that found it
     )
+    # several passes: the fingerprints of the other passes' findings of its cluster (placed or
+    # worded otherwise); a dismissal of any of them silences it, and of it silences them
+    cluster_fingerprints: tuple[str, ...] = ()
 
     @field_validator(*(TEXT_LIMITS.keys() - {"file"}), mode="before")
     @classmethod
@@ -99,11 +102,17 @@ class Finding(BaseModel):
 
     def cache_identity(self) -> dict[str, Any]:
         """What a model stage given the finding (verification, localization) hashes: all of it,
-        its agreement only in a review of several passes (so a one-pass review's keys are
-        those of a review before passes; a localized finding carries its agreement back)."""
-        return self.model_dump(
-            mode="json", exclude={"agreement"} if self.agreement is None else None
-        )
+        its agreement and cluster only in a review of several passes (so a one-pass review's
+        keys are those of a review before passes; a localized finding carries them back)."""
+        single = {"agreement"} if self.agreement is None else set()
+        alone = set() if self.cluster_fingerprints else {"cluster_fingerprints"}
+        return self.model_dump(mode="json", exclude=(single | alone) or None)
+
+    @property
+    def fingerprints(self) -> tuple[str, ...]:
+        """Its fingerprint, then its cluster's (`cluster_fingerprints`): every identity a
+        dismissal of it may have recorded."""
+        return (self.fingerprint, *self.cluster_fingerprints)
 
 
 class Dropped(BaseModel):
@@ -117,6 +126,9 @@ class Dropped(BaseModel):
     duplicate_of: str | None = None
     detail: str | None = None
     rule: str | None = None  # silence_rule: the rule that silenced it (`rules.json silence[0]`)
+    # dismissed: the fingerprint the dismissal was recorded for, when not the finding's own (a
+    # finding of its cluster, as another pass or an earlier review placed it)
+    dismissed_as: str | None = None
     finding: Finding | None = None  # silenced or dismissed: the finding (SARIF suppressions)
 
 

@@ -1,5 +1,7 @@
 """Silencing, after finalize: findings under a `reviewflow: ignore` comment are dropped as
-`suppressed`, dismissed fingerprints as `dismissed` (both with a detail naming where), and the
+`suppressed`, dismissed fingerprints as `dismissed` (both with a detail naming where; a finding
+of several passes is dismissed when any fingerprint of its cluster is, or a dismissal recorded
+its fingerprint in the cluster of the finding dismissed), and the
 findings a rules file's `silence[]` entry covers as `silence_rule` (with the rule's name).
 
 An expired silencing rule silences nothing and is named (`silence_rule_expired`); one that
@@ -21,7 +23,7 @@ from reviewflow.findings.models import Dropped, DropReason, Finding
 from reviewflow.findings.suppress import Suppression, find_suppressions, suppression_for
 from reviewflow.models import ReviewWarning
 from reviewflow.review.reader import Snapshot, read_bytes
-from reviewflow.rules.dismissals import Dismissed
+from reviewflow.rules.dismissals import Dismissal, Dismissed
 from reviewflow.rules.silencing import RuleUsage, SilenceRule
 
 ADDED = "suppression_added"
@@ -55,10 +57,8 @@ def silence(
             notes.append(_added_note(finding, found, honour_new))
         if found is not None and (honour_new or not found.added):
             drops.append(_suppressed(finding, found))
-        elif finding.fingerprint in dismissed.entries:
-            drops.append(
-                _dropped(finding, DropReason.DISMISSED, dismissed.detail(finding.fingerprint))
-            )
+        elif (entry := dismissed.match(finding.fingerprints)) is not None:
+            drops.append(_dismissed(finding, entry, dismissed))
         elif (rule := _rule_for(finding, active)) is not None:
             drop = _dropped(finding, DropReason.SILENCE_RULE, rule.detail())
             drops.append(drop.model_copy(update={"rule": rule.name}))
@@ -147,6 +147,19 @@ def _dropped(finding: Finding, reason: DropReason, detail: str) -> Dropped:
     return Dropped(
         path=finding.path, title=finding.title, reason=reason, detail=detail, finding=finding
     )
+
+
+def _dismissed(finding: Finding, entry: Dismissal, dismissed: Dismissed) -> Dropped:
+    """A dismissed finding's drop; dismissed as another finding of its cluster (another pass
+    placed or worded it otherwise, here or in the review that was dismissed), `dismissed_as`
+    names that one and the detail says so."""
+    key = next(f for f in finding.fingerprints if dismissed.entries.get(f) is entry)
+    detail = dismissed.detail(key)
+    if entry.fingerprint == finding.fingerprint:
+        return _dropped(finding, DropReason.DISMISSED, detail)
+    detail += f" (recorded for F{entry.fingerprint[:12]}: this finding as another pass placed it)"
+    drop = _dropped(finding, DropReason.DISMISSED, detail)
+    return drop.model_copy(update={"dismissed_as": entry.fingerprint})
 
 
 def _suppressed(finding: Finding, found: Suppression) -> Dropped:

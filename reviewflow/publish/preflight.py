@@ -14,6 +14,7 @@ from reviewflow.publish.platforms import spec_of
 from reviewflow.pullrequest.context import (
     PullRequestContext,
     ReviewScope,
+    dismissed_clusters,
     dismissed_in,
     open_in_threads,
     prior_state,
@@ -45,13 +46,13 @@ def prepare(
         head=head,
         scope=ReviewScope.FLAGS if flags_range else ReviewScope.FULL,
         dismissed=dismissed_in(state.threads),
+        dismissed_as=dismissed_clusters(state.threads),
         renames=renames(root, base, head),
         run_url=run_url,
     )
     if flags_range or prior is None or not descends(root, prior.head, head):
         return context
-    dismissed = context.dismissed
-    open_prior = [f for f in prior.findings if f.fingerprint not in dismissed]
+    open_prior = [f for f in prior.findings if context.dismissal_of(f.fingerprints) is None]
     carried, rereviewed = split_prior(root, prior.head, head, open_prior)
     # open threads the state does not hold (a person opened them again, or beyond its cap):
     # open at once, where they were posted, until a person or a whole review closes them

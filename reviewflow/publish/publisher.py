@@ -1,10 +1,12 @@
 """Publishing one review on its request: read what is there, post what is new, resolve what
-this run no longer reports, and write the summary in place. Every step re-reads first, so a
+this run no longer reports, and write the summary in place. A finding of several passes is
+known by its cluster's fingerprints too: its thread is the one any of them was posted under,
+and a dismissal of any of them silences it. Every step re-reads first, so a
 retry after a partial failure (a rate limit half-way through) never posts anything twice."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from reviewflow.findings.models import Finding
 from reviewflow.publish.client import PlatformClient
@@ -13,11 +15,14 @@ from reviewflow.publish.summary import render_summary
 from reviewflow.pullrequest.context import (
     PullRequestContext,
     ReviewScope,
+    dismissal_key,
+    dismissed_clusters,
     dismissed_in,
     open_in_threads,
     ours,
     prior_state,
     summary_note,
+    thread_index,
 )
 from reviewflow.pullrequest.markers import RESOLVED
 from reviewflow.pullrequest.models import PublishResult, RequestState, Thread
@@ -32,8 +37,10 @@ def publish(
     """Publish `outcome` (a finished review of `context`'s request) through `client`."""
     state = client.read()
     dismissed = {**context.dismissed, **dismissed_in(state.threads)}
-    current = [f for f in outcome.findings if f.fingerprint not in dismissed]
+    aliases = {**context.dismissed_as, **dismissed_clusters(state.threads)}
     open_threads = [t for t in state.threads if ours(t) and not t.resolved]
+    outcome = on_threads(outcome, thread_index(open_threads))
+    current = [f for f in outcome.findings if not _dismissed(f, dismissed, aliases)]
     posted = {ours(t) for t in open_threads}
     fresh = [f for f in current if f.fingerprint not in posted]
     platform = context.ref.platform
@@ -64,12 +71,36 @@ def publish(
         posted=len(fresh) - len(skipped),
         already_posted=len(current) - len(fresh),
         resolved=len(resolved),
-        dismissed=sum(1 for f in outcome.findings if f.fingerprint in dismissed),
+        dismissed=sum(1 for f in outcome.findings if _dismissed(f, dismissed, aliases)),
         not_on_diff=len(skipped),
         open=len(open_findings),
         summary="edited" if note else "created",
         calls=client.calls,
     )
+
+
+def on_threads(outcome: ReviewOutcome, threads: Mapping[str, str]) -> ReviewOutcome:
+    """`outcome` with each finding as the request knows it: one whose cluster already has an
+    open thread under another fingerprint (another pass of this review, or of an earlier one,
+    placed it otherwise and that member was posted) takes the thread's fingerprint and ID, so
+    the thread stays open and nothing is posted again. `threads`: `thread_index`'s."""
+    findings = []
+    for finding in outcome.findings:
+        thread = next((threads[f] for f in finding.fingerprints if f in threads), None)
+        if thread is not None and thread != finding.fingerprint:
+            cluster = tuple(sorted(set(finding.fingerprints) - {thread}))
+            update = {
+                "fingerprint": thread,
+                "id": f"F{thread[:12]}",
+                "cluster_fingerprints": cluster,
+            }
+            finding = finding.model_copy(update=update)
+        findings.append(finding)
+    return outcome.model_copy(update={"findings": tuple(findings)})
+
+
+def _dismissed(finding: Finding, dismissed: Mapping[str, str], aliases: Mapping[str, str]) -> bool:
+    return dismissal_key(finding.fingerprints, dismissed, aliases) is not None
 
 
 def _resolvable(

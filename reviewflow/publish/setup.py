@@ -60,7 +60,7 @@ def publishing(
 
 def fallback_summary(context: PullRequestContext, outcome: ReviewOutcome, reason: str) -> str:
     """The summary for `$GITHUB_STEP_SUMMARY` when it could not be posted."""
-    reported = {f.fingerprint for f in outcome.findings}
-    carried = [f for f in context.carried if f.fingerprint not in reported]
+    reported = {key for f in outcome.findings for key in f.fingerprints}
+    carried = [f for f in context.carried if reported.isdisjoint(f.fingerprints)]
     open_findings = [*(PriorFinding.of(f) for f in outcome.findings), *carried]
     return render_summary(context, outcome, open_findings, [f"Not posted: {reason}"], set())

@@ -43,6 +43,10 @@ class PullRequestContext(BaseModel):
     scope: ReviewScope
     previous_head: str | None = None
     dismissed: dict[str, str] = {}  # fingerprint -> why ("resolved by @x", a reply's reason)
+    # a dismissed thread's finding's cluster (a review of several passes): fingerprint -> the
+    # dismissed fingerprint (`dismissed`'s key), so a later review keeping that member is
+    # silenced too
+    dismissed_as: dict[str, str] = {}
     carried: tuple[PriorFinding, ...] = ()  # open findings this run does not look at again
     rereviewed: tuple[str, ...] = ()  # earlier open findings whose lines this run reviews again
     renames: dict[str, str] = {}  # new path -> old path, for the request's renamed files
@@ -53,10 +57,15 @@ class PullRequestContext(BaseModel):
         home's dismissals file. A carried finding dismissed there no longer counts."""
         if not extra:
             return self
-        carried = tuple(f for f in self.carried if f.fingerprint not in extra)
+        carried = tuple(f for f in self.carried if not any(k in extra for k in f.fingerprints))
         return self.model_copy(
             update={"dismissed": {**self.dismissed, **extra}, "carried": carried}
         )
+
+    def dismissal_of(self, fingerprints: Sequence[str]) -> str | None:
+        """The key in `dismissed` of a finding known by `fingerprints` (its own, then its
+        cluster's: `Finding.fingerprints`), None when nobody dismissed it."""
+        return dismissal_key(fingerprints, self.dismissed, self.dismissed_as)
 
     @property
     def from_ref(self) -> str:
@@ -93,6 +102,49 @@ def dismissed_in(threads: Iterable[Thread]) -> dict[str, str]:
             who = f" by @{thread.resolved_by}" if thread.resolved_by else ""
             out[fingerprint] = f"thread resolved{who}"
     return out
+
+
+def dismissed_clusters(threads: Iterable[Thread]) -> dict[str, str]:
+    """The cluster fingerprints of the findings people dismissed (their threads' markers hold
+    them: a review of several passes), each to its thread's fingerprint."""
+    dismissed = dismissed_in(threads)
+    return {
+        member: found.fingerprint
+        for found in posted_in(threads)
+        if found.fingerprint in dismissed
+        for member in found.cluster_fingerprints or ()
+    }
+
+
+def posted_in(threads: Iterable[Thread]) -> list[PriorFinding]:
+    """The findings reviewflow's threads describe (their first comment's marker)."""
+    found = (posted_finding(t.comments[0].body) for t in threads if t.comments)
+    return [f for f in found if f is not None]
+
+
+def dismissal_key(
+    fingerprints: Sequence[str], dismissed: Mapping[str, str], aliases: Mapping[str, str]
+) -> str | None:
+    """The key in `dismissed` of a finding known by `fingerprints` (its own first): one of
+    them dismissed, else one a dismissed finding's cluster holds (`aliases`)."""
+    direct = next((f for f in fingerprints if f in dismissed), None)
+    if direct is not None:
+        return direct
+    return next((aliases[f] for f in fingerprints if aliases.get(f) in dismissed), None)
+
+
+def thread_index(threads: Iterable[Thread]) -> dict[str, str]:
+    """Every fingerprint a thread of reviewflow stands for -> the thread's own: its finding's,
+    then its cluster's (a review of several passes), the first thread holding one winning."""
+    index: dict[str, str] = {}
+    for thread in threads:
+        fingerprint = ours(thread)
+        if fingerprint is not None:
+            index.setdefault(fingerprint, fingerprint)
+    for found in posted_in(threads):
+        for member in found.cluster_fingerprints or ():
+            index.setdefault(member, found.fingerprint)
+    return index
 
 
 _DETAIL = re.compile(r"\Adismissed(?: by @(?P<by>.+?))?(?:: (?P<why>.*))?\Z", re.DOTALL)

@@ -5,7 +5,8 @@ renders. Model text cannot forge one: `safe.py` escapes `<` in everything the mo
 
 - a finding's comment:   `<!-- reviewflow:finding <sha256 fingerprint> <base64 of its JSON> -->`
   (the JSON: severity, path, lines and title where it was posted, so an open thread alone says
-  which finding stays open; comments of earlier versions carry the fingerprint only)
+  which finding stays open, and in a review of several passes its cluster's other
+  fingerprints; comments of earlier versions carry the fingerprint only)
 - reviewflow's reply that resolved a thread: `<!-- reviewflow:resolved -->`
 - the summary comment:   `<!-- reviewflow:summary <base64 of the state's JSON> -->`
 """
@@ -30,7 +31,7 @@ _DISMISS = re.compile(r"\A\s*reviewflow:\s*dismiss\b[\s:.,-]*(.*)", re.IGNORECAS
 def finding_marker(fingerprint: str, finding: PriorFinding | None = None) -> str:
     if finding is None:
         return f"<!-- reviewflow:finding {fingerprint} -->"
-    data = finding.model_dump_json(exclude={"fingerprint"}).encode()
+    data = finding.model_dump_json(exclude={"fingerprint"}, exclude_none=True).encode()
     return f"<!-- reviewflow:finding {fingerprint} {base64.b64encode(data).decode()} -->"
 
 
@@ -54,7 +55,10 @@ def posted_finding(body: str) -> PriorFinding | None:
 
 
 def summary_marker(state: SummaryState) -> str:
-    data = base64.b64encode(state.model_dump_json().encode()).decode()
+    """The summary's marker: its state, each finding without its cluster (the comments'
+    markers keep those; the state stays within a comment's size)."""
+    plain = {"findings": {"__all__": {"cluster_fingerprints"}}}
+    data = base64.b64encode(state.model_dump_json(exclude=plain).encode()).decode()
     return f"<!-- reviewflow:summary {data} -->"
 
 

@@ -41,6 +41,10 @@ class PriorFinding(BaseModel):
     start_line: int
     end_line: int
     title: str
+    # a review of several passes: its cluster's other fingerprints (kept in its comment's
+    # marker, not in the summary's state), so a later review keeping another member of the
+    # cluster finds its thread, and a dismissal of the thread silences that member; None: none
+    cluster_fingerprints: tuple[str, ...] | None = None
 
     @classmethod
     def of(cls, finding: Placed) -> PriorFinding:
@@ -51,7 +55,13 @@ class PriorFinding(BaseModel):
             start_line=finding.start_line,
             end_line=finding.end_line,
             title=finding.title[:120],
+            cluster_fingerprints=tuple(getattr(finding, "cluster_fingerprints", ())) or None,
         )
+
+    @property
+    def fingerprints(self) -> tuple[str, ...]:
+        """Its fingerprint, then its cluster's."""
+        return (self.fingerprint, *(self.cluster_fingerprints or ()))
 
 
 class SummaryState(BaseModel):

@@ -152,21 +152,28 @@ def budget_refused(records: Sequence[RequestRecord]) -> tuple[str, ...]:
 def split_dismissed(
     findings: Sequence[Finding], context: PullRequestContext | None
 ) -> tuple[tuple[Finding, ...], tuple[Dropped, ...]]:
-    """The findings nobody dismissed on the request, and the dismissed ones as drops."""
-    dismissed = context.dismissed if context else {}
-    kept = tuple(f for f in findings if f.fingerprint not in dismissed)
-    drops = tuple(
-        Dropped(
-            path=f.path,
-            title=f.title,
-            reason=DropReason.DISMISSED,
-            detail=dismissed[f.fingerprint],
-            finding=f,
+    """The findings nobody dismissed on the request, and the dismissed ones as drops (a finding
+    of several passes dismissed as another finding of its cluster: `dismissed_as` names it)."""
+    if context is None:
+        return tuple(findings), ()
+    kept: list[Finding] = []
+    drops: list[Dropped] = []
+    for f in findings:
+        key = context.dismissal_of(f.fingerprints)
+        if key is None:
+            kept.append(f)
+            continue
+        drops.append(
+            Dropped(
+                path=f.path,
+                title=f.title,
+                reason=DropReason.DISMISSED,
+                detail=context.dismissed[key],
+                finding=f,
+                dismissed_as=None if key == f.fingerprint else key,
+            )
         )
-        for f in findings
-        if f.fingerprint in dismissed
-    )
-    return kept, drops
+    return tuple(kept), tuple(drops)
 
 
 def pull_request_report(
@@ -176,7 +183,7 @@ def pull_request_report(
     report again itself and the dismissals people made on it."""
     if context is None:
         return None
-    reported = {f.fingerprint for f in findings}
+    reported = {key for f in findings for key in f.fingerprints}
     return PullRequestReport(
         platform=context.ref.platform,
         repository=context.ref.repo,
@@ -186,7 +193,7 @@ def pull_request_report(
         base_sha=context.base,
         head_sha=context.head,
         previous_head=context.previous_head,
-        carried=tuple(f for f in context.carried if f.fingerprint not in reported),
+        carried=tuple(f for f in context.carried if reported.isdisjoint(f.fingerprints)),
         dismissed=on_the_request(context.dismissed) or None,
     )
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from reviewflow.config import OutputSettings
 from reviewflow.errors import ConfigError
 from reviewflow.git.user import git_user
 from reviewflow.report.lookup import find_reported, parse_key
@@ -57,12 +58,14 @@ def dismiss(
     local: bool = False,
     report: Path | None = None,
     now: datetime | None = None,
+    output: OutputSettings | None = None,
 ) -> Listed:
     """Record the dismissal of the finding `key_text` names (a second one replaces the
-    first: its reason, who and when are the new ones)."""
+    first: its reason, who and when are the new ones); an ID is looked up in the reports
+    (`output`: the configuration's, where reviews write them besides the home)."""
     key = parse_key(key_text)
     why = clean_reason(reason)
-    found = find_reported(key, home, repo_root, report)
+    found = find_reported(key, home, repo_root, report, output)
     entry = Dismissal(
         fingerprint=found.fingerprint,
         id=found.id,
@@ -70,6 +73,7 @@ def dismiss(
         title=found.title,
         category=found.category,
         rule_id=found.rule_id,
+        cluster_fingerprints=found.cluster or None,
         reason=why,
         by=dismisser(repo_root),
         at=(now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -98,7 +102,11 @@ def undo(repo_root: Path, home: Path, key_text: str, *, local: bool = False) -> 
 
 
 def _names(entry: Dismissal, key: str) -> bool:
-    return key == entry.fingerprint or (len(key) == 13 and entry.fingerprint.startswith(key[1:]))
+    """Whether `key` (an ID or fingerprint) is the entry's finding, or one of its cluster's."""
+    return any(
+        key == fingerprint or (len(key) == 13 and fingerprint.startswith(key[1:]))
+        for fingerprint in entry.fingerprints
+    )
 
 
 def listed(repo_root: Path, home: Path) -> list[Listed]:

@@ -80,7 +80,9 @@ def on_requests(reports: Iterable[dict[str, Any]], known: Mapping[str, Known]) -
             if isinstance(detail, str):
                 found[fingerprint] = (detail, known.get(fingerprint, ("", None, None)))
         for item in _items(report, "dropped"):
-            fingerprint, detail = _text(item.get("fingerprint")), _text(item.get("detail"))
+            # dismissed as another finding of its cluster: that dismissal, counted once
+            as_ = _text(item.get("dismissed_as")) or _text(item.get("fingerprint"))
+            fingerprint, detail = as_, _text(item.get("detail"))
             if item.get("reason") == "dismissed" and fingerprint and detail:
                 path, category = str(item.get("path", "")), _text(item.get("category"))
                 found[fingerprint] = (detail, (path, category, _text(item.get("rule_id"))))

@@ -27,6 +27,7 @@ from datetime import date, timedelta
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from reviewflow.config import OutputSettings
 from reviewflow.errors import ConfigError, RulesError
 from reviewflow.fsutil import write_output
 from reviewflow.report.dismiss import listed
@@ -116,17 +117,25 @@ class Suggestions:
     unused: tuple[tuple[SilenceRule, RuleUsage], ...]
 
 
-def gather(repo_root: Path, home: Path, extra: Sequence[Path] = ()) -> list[Evidence]:
-    """Every dismissal of the repository reviewflow knows, once per finding: the dismissal
-    files first, then those found on pull requests (the earliest report's); `extra`: JSON
-    reports kept elsewhere (a CI job's), read as the home's are."""
+def gather(
+    repo_root: Path,
+    home: Path,
+    extra: Sequence[Path] = (),
+    output: OutputSettings | None = None,
+) -> list[Evidence]:
+    """Every dismissal of the repository reviewflow knows, once per finding (a finding of
+    several passes once per cluster): the dismissal files first, then those found on pull
+    requests (the earliest report's); `extra`: JSON
+    reports kept elsewhere (a CI job's), read as the home's are; `output`: the configuration's,
+    where reviews write their reports besides the home."""
     missing = [str(path) for path in extra if not path.is_file()]
     if missing:
         raise ConfigError(f"--report {missing[0]}: no such file")
-    paths = [*extra, *repository_reports(home, repo_root)]
+    paths = [*extra, *repository_reports(home, repo_root, output)]
     reports = [read_report(path) for path in paths]
     known = finding_index(reports)
     out: dict[str, Evidence] = {}
+    same: dict[str, str] = {}  # a dismissed finding's cluster fingerprint -> its own
     for item in listed(repo_root, home):
         entry = item.entry
         path, category, rule_id = entry.path, entry.category, entry.rule_id
@@ -138,8 +147,10 @@ def gather(repo_root: Path, home: Path, extra: Sequence[Path] = ()) -> list[Evid
             entry.fingerprint, path, category, rule_id, entry.by, entry.at[:10], entry.reason, where
         )
         out.setdefault(entry.fingerprint, evidence)
+        for member in entry.cluster_fingerprints or ():
+            same.setdefault(member, entry.fingerprint)
     for found in sorted(on_requests(reports, known), key=lambda e: e.at):
-        out.setdefault(found.fingerprint, found)
+        out.setdefault(same.get(found.fingerprint, found.fingerprint), found)
     return list(out.values())
 
 
@@ -158,15 +169,17 @@ def suggest(
     min_count: int = MIN_COUNT,
     days: int = EXPIRY_DAYS,
     reports: Sequence[Path] = (),
+    output: OutputSettings | None = None,
 ) -> Suggestions:
-    """The proposals the repository's dismissals support, and its rules to look at."""
+    """The proposals the repository's dismissals support, and its rules to look at
+    (`output`: the configuration's, where reviews write their reports)."""
     if min_count < 1:
         raise ConfigError(f"--min-count must be 1 or more, not {min_count}")
     if days < 1:
         raise ConfigError(f"--expires-in must be 1 day or more, not {days}")
     rules = existing_rules(repo_root)
     active = [rule for rule in rules if not rule.expired(today)]
-    evidence = gather(repo_root, home, reports)
+    evidence = gather(repo_root, home, reports, output)
     unclassified = tuple(e for e in evidence if not e.path or not (e.category or e.rule_id))
     usable = [e for e in evidence if e.path and (e.category or e.rule_id)]
     fresh = [e for e in usable if not any(_covers(rule, e) for rule in active)]

@@ -193,10 +193,12 @@ def _problem(item: ReviewWarning) -> dict[str, Any]:
 
 def _finding(item: Finding) -> dict[str, Any]:
     """A finding's keys; `model_confidence` and `verification` only when it was verified,
-    `agreement` only in a review of several passes."""
+    `agreement` only in a review of several passes, `cluster_fingerprints` only when other
+    passes' findings joined it."""
     unverified = {"model_confidence", "verification"} if item.verification is None else set()
     single = {"agreement"} if item.agreement is None else set()
-    return item.model_dump(mode="json", exclude=unverified | single)
+    alone = set() if item.cluster_fingerprints else {"cluster_fingerprints"}
+    return item.model_dump(mode="json", exclude=unverified | single | alone)
 
 
 def _dropped(item: Dropped) -> dict[str, Any]:

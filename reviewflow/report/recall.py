@@ -1,7 +1,9 @@
 """What a client reads back from a repository's last review (`reviewflow mcp`'s `findings` and
-`explain` tools): its JSON report in the home (`lookup.repository_reports`, newest first), and
-one finding explained from it: its evidence, the rule its file was reviewed under and how it
-was placed on its lines. Reads only; a failure is one `ConfigError` line."""
+`explain` tools): its newest JSON report where the CLI writes it (the home's review directories,
+`lookup.repository_reports`, and the file the configured `output.report_dir`/`output.json`
+name, when it is this repository's), and one finding explained from it: its evidence, the
+rule its file was reviewed under and how it was placed on its lines. Reads only; a failure is
+one `ConfigError` line."""
 
 from __future__ import annotations
 
@@ -9,10 +11,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from reviewflow.config import OutputSettings
 from reviewflow.errors import ConfigError
 from reviewflow.findings.models import PlacedBy
 from reviewflow.report.location import flatten_repo_path, reports_root
-from reviewflow.report.lookup import parse_key, repository_reports
+from reviewflow.report.lookup import configured_reports, parse_key, repository_reports
 
 # What each `placed_by` says about the lines a finding is on (the report's `placed_by`).
 PLACEMENT: dict[PlacedBy, str] = {
@@ -28,11 +31,14 @@ PLACEMENT: dict[PlacedBy, str] = {
 }
 
 
-def last_report(home: Path, repo_root: Path) -> Path:
-    """The JSON report of the repository's newest review in the home; ConfigError if none."""
-    reports = repository_reports(home, repo_root)
+def last_report(home: Path, repo_root: Path, output: OutputSettings | None = None) -> Path:
+    """The JSON report of the repository's newest review where the CLI writes it with `output`
+    (the configuration's: `lookup.repository_reports`); ConfigError if there is none."""
+    reports = repository_reports(home, repo_root, output)
     if not reports:
-        where = reports_root(home) / flatten_repo_path(repo_root)
+        configured = configured_reports(output) if output is not None else []
+        places = [reports_root(home) / flatten_repo_path(repo_root), *configured]
+        where = ", ".join(str(place) for place in places)
         raise ConfigError(f"no review of {repo_root} has a report in {where}: review it first")
     return reports[0]
 

@@ -2,7 +2,9 @@
 
 The repository's file is meant to be committed and reviewed like code: stable, sorted,
 indented JSON, one entry per fingerprint with who dismissed it, when, why, and the finding's
-title and path for the humans reading it. `--local` dismissals live in the reviewflow home
+title and path for the humans reading it. A finding of a review of several passes records its
+cluster's other fingerprints too (`cluster_fingerprints`): the entry silences whichever of
+them a later review keeps. `--local` dismissals live in the reviewflow home
 (`dismissed.json`), each entry naming the repository (its root path) it applies to.
 
 A review reads the repository's file where it reads the repository's rules: at the trusted
@@ -15,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -43,6 +45,11 @@ class Dismissal(BaseModel):
     title: str = ""
     category: str | None = None  # recorded since silencing rules are learnt from dismissals
     rule_id: str | None = None
+    # the other fingerprints of its cluster (a review of several passes); None: none, and no
+    # key in the file (a file without clusters reads as before)
+    cluster_fingerprints: tuple[Annotated[str, Field(pattern=FINGERPRINT_PATTERN)], ...] | None = (
+        None
+    )
     reason: str = ""
     by: str = ""
     at: str = ""
@@ -51,6 +58,11 @@ class Dismissal(BaseModel):
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.repository or "", self.path, self.fingerprint)
+
+    @property
+    def fingerprints(self) -> tuple[str, ...]:
+        """Its fingerprint, then its cluster's."""
+        return (self.fingerprint, *(self.cluster_fingerprints or ()))
 
 
 class _File(BaseModel):
@@ -67,6 +79,7 @@ class Dismissed(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    # fingerprint -> its dismissal: each entry's own, then its cluster's (`cluster_fingerprints`)
     entries: dict[str, Dismissal] = Field(default_factory=dict)
     sources: dict[str, str] = Field(default_factory=dict)  # fingerprint -> file, in words
     rules: tuple[SilenceRule, ...] = ()
@@ -84,6 +97,11 @@ class Dismissed(BaseModel):
         when = f" on {entry.at[:10]}" if entry.at else ""
         why = f": {entry.reason}" if entry.reason else ""
         return f"dismissed in {self.sources[fingerprint]}{who}{when}{why}"
+
+    def match(self, fingerprints: Sequence[str]) -> Dismissal | None:
+        """The dismissal of a finding known by `fingerprints` (its own, then its cluster's:
+        `Finding.fingerprints`), None when none is dismissed."""
+        return next((self.entries[f] for f in fingerprints if f in self.entries), None)
 
 
 def parse_dismissals(data: bytes, source: str) -> list[Dismissal]:
@@ -173,9 +191,14 @@ def load_dismissed(
     mine = [e for e in read_file(home_path) if e.repository == str(repo_root)]
     entries: dict[str, Dismissal] = {}
     sources: dict[str, str] = {}
-    for entry, where in [*((e, source) for e in shared), *((e, str(home_path)) for e in mine)]:
+    found = [*((e, source) for e in shared), *((e, str(home_path)) for e in mine)]
+    for entry, where in found:  # an entry's own fingerprint before any cluster's
         entries.setdefault(entry.fingerprint, entry)
         sources.setdefault(entry.fingerprint, where)
+    for entry, where in found:
+        for fingerprint in entry.cluster_fingerprints or ():
+            entries.setdefault(fingerprint, entry)
+            sources.setdefault(fingerprint, where)
     return Dismissed(
         entries=entries,
         sources=sources,

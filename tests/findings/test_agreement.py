@@ -13,7 +13,14 @@ import pytest
 from pydantic import ValidationError
 
 from reviewflow.config import ReviewSettings
-from reviewflow.findings.agreement import NEARBY_LINES, Member, agree, best_placed, clusters, title_likeness
+from reviewflow.findings.agreement import (
+    NEARBY_LINES,
+    Member,
+    agree,
+    best_placed,
+    clusters,
+    title_likeness,
+)
 from reviewflow.findings.finalize import Finalized, fingerprint
 from reviewflow.findings.models import Dropped, DropReason, FileFindings, Finding, PlacedBy
 from reviewflow.findings.stages import summarize
@@ -179,6 +186,24 @@ def test_min_agreement_keeps_agreed_clusters_and_drops_the_rest() -> None:
     assert sorted(f.agreement or "" for f in everything.findings) == ["1/3", "1/3", "3/3"]
     unanimous = agree(per_pass, ReviewSettings(passes=3, min_agreement=3))
     assert [f.agreement for f in unanimous.findings] == ["3/3"]
+
+
+def test_the_kept_finding_carries_its_clusters_other_fingerprints() -> None:
+    """What a dismissal of any member matches: the others' fingerprints, sorted, its own and
+    repeats left out; none for a finding every pass placed alike, or found by one pass."""
+    title = "Division by zero on empty list"
+    tight = finding(title, (16, 16), confidence=0.7)
+    wide = finding(title, (15, 17))
+    other = finding(title, (16, 17))
+    done = agree(_passes([wide], [tight], [other], [tight]), ReviewSettings(passes=4))
+    [kept] = done.findings
+    assert (kept.fingerprint, kept.agreement) == (tight.fingerprint, "4/4")
+    assert kept.cluster_fingerprints == tuple(sorted([wide.fingerprint, other.fingerprint]))
+    assert kept.fingerprints == (tight.fingerprint, *kept.cluster_fingerprints)
+    alike = agree(_passes([tight], [tight]), ReviewSettings(passes=2)).findings
+    alone = agree(_passes([tight], []), ReviewSettings(passes=2, min_agreement=1)).findings
+    assert [f.cluster_fingerprints for f in (*alike, *alone)] == [(), ()]
+    assert "cluster_fingerprints" not in alike[0].cache_identity()
 
 
 def test_below_agreement_verify_keeps_them_for_the_verification_only_with_verify() -> None:

@@ -211,3 +211,57 @@ def test_the_file_is_stable_and_sorted() -> None:
     assert text == render_dismissals(reversed(entries))
     assert [e["fingerprint"] for e in json.loads(text)["dismissed"]] == [FP_B, FP_C, FP_A]
     assert text.endswith("}\n") and text.startswith('{\n  "version": 1,\n  "dismissed": [\n')
+
+
+def test_a_dismissal_covers_every_member_of_its_cluster_both_ways(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """Recorded for another member whose cluster holds this finding (the other pass's
+    placement was kept and dismissed), or for a fingerprint this finding's cluster holds:
+    dropped as dismissed, `dismissed_as` naming the dismissal's finding. Its own entry comes
+    first; a cluster's fingerprint that is not one is a one-line error."""
+    final, _ = _finalized(repo, BASE, PLAIN)
+    divide = next(f for f in final.findings if f.title == "Division by zero")
+    other = Dismissal(
+        fingerprint=FP_B, id="F" + FP_B[:12], cluster_fingerprints=(divide.fingerprint,)
+    )
+    text = render_dismissals([other])
+    assert json.loads(text)["dismissed"][0]["cluster_fingerprints"] == [divide.fingerprint]
+    repo.write(REPOSITORY_FILE, text)
+    home = tmp_path / "home"
+    dismissed = load_dismissed(repo.root, None, home)
+    out = silence(final, {}, dismissed, honour_new=True)
+    [drop] = out.dropped
+    assert (drop.title, drop.reason, drop.dismissed_as) == (divide.title, "dismissed", FP_B)
+    assert drop.detail == (
+        f"dismissed in .reviewflow/dismissed.json (recorded for F{FP_B[:12]}: this finding as "
+        "another pass placed it)"
+    )
+
+    repo.write(REPOSITORY_FILE, render_dismissals([_dismissal(FP_C, reason="seen")]))
+    clustered = final.model_copy(
+        update={
+            "findings": tuple(
+                f.model_copy(update={"cluster_fingerprints": (FP_C,)}) if f is divide else f
+                for f in final.findings
+            )
+        }
+    )
+    [drop] = silence(clustered, {}, load_dismissed(repo.root, None, home), True).dropped
+    assert (drop.dismissed_as, drop.detail) == (
+        FP_C,
+        f"dismissed in .reviewflow/dismissed.json: seen (recorded for F{FP_C[:12]}: this "
+        "finding as another pass placed it)",
+    )
+
+    own = _dismissal(divide.fingerprint, reason="its own")
+    repo.write(REPOSITORY_FILE, render_dismissals([other, own]))
+    [drop] = silence(final, {}, load_dismissed(repo.root, None, home), True).dropped
+    assert (drop.dismissed_as, drop.detail) == (
+        None,
+        "dismissed in .reviewflow/dismissed.json: its own",
+    )
+
+    repo.write(REPOSITORY_FILE, text.replace(divide.fingerprint, "F12"))
+    with pytest.raises(ConfigError, match=r"'dismissed\[0\]\.cluster_fingerprints\.0': "):
+        load_dismissed(repo.root, None, home)

@@ -7,9 +7,20 @@ from typing import Any
 
 from reviewflow.findings.models import Finding
 from reviewflow.publish.publisher import publish
-from reviewflow.pullrequest.context import ReviewScope, dismissed_in, prior_state
-from reviewflow.pullrequest.markers import RESOLVED, finding_fingerprint, summary_state
+from reviewflow.pullrequest.context import (
+    ReviewScope,
+    dismissed_clusters,
+    dismissed_in,
+    prior_state,
+)
+from reviewflow.pullrequest.markers import (
+    RESOLVED,
+    finding_fingerprint,
+    posted_finding,
+    summary_state,
+)
 from reviewflow.pullrequest.state import PriorFinding
+from reviewflow.report.assemble import split_dismissed
 from reviewflow.report.outcome import ReviewedFile, ReviewOutcome
 from tests.publish.memory import (
     MemoryPlatform,
@@ -237,3 +248,37 @@ def test_beyond_the_state_cap_the_summary_says_so_and_nothing_is_lost_or_posted_
     assert (rerun.posted, rerun.dismissed, rerun.already_posted) == (0, 1, 522)
     assert len(platform.posts) == posts
     assert dismissed.fingerprint not in {f.fingerprint for f in _state(platform).findings}
+
+
+def test_a_cluster_keeps_its_thread_whichever_member_is_kept_and_its_dismissal_covers_all() -> None:
+    """Two passes placed one defect twice (two fingerprints, one cluster): the thread of the
+    member posted first stands for the cluster, whichever member a later run keeps, and a
+    dismissal of that thread silences the other member, even in a run of one pass."""
+    above = finding("app/a.py", 3, "x = eval(data)", title="eval of input")
+    below = finding("app/a.py", 4, "return x", title="eval of input")
+    platform = MemoryPlatform()
+    first = above.model_copy(update={"cluster_fingerprints": (below.fingerprint,)})
+    assert publish(platform, context(), _outcome(first)).posted == 1
+    [thread] = platform.threads
+    posted = posted_finding(thread.comments[0].body)
+    assert posted is not None and posted.cluster_fingerprints == (below.fingerprint,)
+    swapped = below.model_copy(update={"cluster_fingerprints": (above.fingerprint,)})
+    for kept in (swapped, below):  # the other member kept, with its cluster or alone
+        result = publish(platform, context(), _outcome(kept))
+        assert (result.posted, result.resolved, result.open) == (0, 0, 1)
+        assert platform.threads == [thread] and not thread.resolved
+        assert [f.fingerprint for f in _state(platform).findings] == [above.fingerprint]
+        assert "cluster_fingerprints" not in str(_state(platform).model_dump(exclude_none=True))
+    platform.update(thread.id, "reviewflow: dismiss  not reachable", "bob")
+    threads = platform.read().threads
+    aliases = dismissed_clusters(threads)
+    assert aliases == {below.fingerprint: above.fingerprint}
+    known = context(dismissed=dismissed_in(threads), dismissed_as=aliases)
+    assert known.dismissal_of(below.fingerprints) == above.fingerprint
+    result = publish(platform, known, _outcome(below))
+    assert (result.posted, result.resolved, result.dismissed) == (0, 0, 1)
+    assert len(platform.threads) == 1
+    kept, drops = split_dismissed([below, C], known)
+    assert kept == (C,) and [(d.dismissed_as, d.detail) for d in drops] == [
+        (above.fingerprint, "dismissed by @bob: not reachable")
+    ]

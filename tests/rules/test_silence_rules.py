@@ -139,10 +139,12 @@ def test_apply_with_an_unknown_id_is_one_line_exit_2_and_writes_nothing(
     assert main([*args, "--apply", "Snope00"]) == 2
     assert main([*args, "--min-count", "0"]) == 2
     assert main([*args[:3], "--expires-in", "30"]) == 2  # without --suggest
+    assert main([*args[:3], "--apply", "all"]) == 2  # without --suggest
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 3 and "Snope00: no such proposal now" in err[0]
+    assert len(err) == 4 and "Snope00: no such proposal now" in err[0]
     assert "--min-count must be 1 or more, not 0" in err[1]
     assert "--expires-in goes with --suggest" in err[2]
+    assert "--apply goes with --suggest (reviewflow dismissed --suggest --apply IDS)" in err[3]
     assert not (repo.root / ".reviewflow/rules.json").exists()
     assert main([*args, "--apply", "all"]) == 0
     [rule] = json.loads((repo.root / ".reviewflow/rules.json").read_text())["silence"]

@@ -44,7 +44,7 @@ from flows.cli.mcp.tools import (
     change_flags,
     setting_flags,
 )
-from reviewflow.config import home_dir
+from reviewflow.config import home_dir, load_config
 from reviewflow.errors import ReviewError
 from reviewflow.git.repo import find_repo_root
 from reviewflow.report.recall import explanation, last_report, read_report
@@ -65,6 +65,12 @@ class Reviews:
     def __init__(self, repo: Path, env: Mapping[str, str]) -> None:
         self.repo, self.env, self.home = repo, dict(env), home_dir(env)
         self.lock = anyio.Lock()
+
+    def last_report(self) -> Path:
+        """The repository's newest JSON report, where the CLI writes it: the configuration is
+        read as a review reads it (the home's file and the environment), at each call."""
+        output = load_config(self.home, self.env).output
+        return last_report(self.home, self.repo, output)
 
     async def run(self, argv: list[str], ctx: Context | None = None) -> Finished:
         """`reviewflow ARGV` in the repository; with `ctx`, its progress events become MCP
@@ -221,11 +227,12 @@ def _add_last_review(server: MCPServer, reviews: Reviews) -> None:
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
     async def findings() -> Annotated[CallToolResult, ReviewResult]:
-        """The findings of the repository's last review (its JSON report under the reviewflow
-        home), with its status: a cancelled or incomplete review's are what it finished."""
+        """The findings of the repository's last review (its JSON report where reviews write
+        it: the reviewflow home, or the configured output.report_dir), with its status: a
+        cancelled or incomplete review's are what it finished."""
         async with reviews.lock:  # a review being cancelled writes its report first
             try:
-                path = last_report(reviews.home, reviews.repo)
+                path = reviews.last_report()
                 report = read_report(path)
             except ReviewError as exc:
                 raise failing(exc) from None
@@ -238,7 +245,7 @@ def _add_last_review(server: MCPServer, reviews: Reviews) -> None:
         found)."""
         async with reviews.lock:
             try:
-                path = last_report(reviews.home, reviews.repo)
+                path = reviews.last_report()
                 data = explanation(read_report(path), finding, path)
             except ReviewError as exc:
                 raise failing(exc) from None
