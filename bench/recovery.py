@@ -174,13 +174,18 @@ def _client(api: str) -> Iterator[object]:
 
 
 def _running_run(api: str) -> UUID | None:
-    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterStateType
+    from prefect.client.schemas.filters import (
+        FlowRunFilter,
+        FlowRunFilterState,
+        FlowRunFilterStateType,
+    )
     from prefect.client.schemas.objects import StateType
 
+    running = FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.RUNNING]))
     with _client(api) as client:
-        running = FlowRunFilter(state=FlowRunFilterStateType(any_=[StateType.RUNNING]))
-        runs = client.read_flow_runs(flow_run_filter=running)  # type: ignore[attr-defined]
-    return runs[0].id if runs else None
+        runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(state=running))  # type: ignore[attr-defined]
+    nightly = [run for run in runs if run.deployment_id and run.parent_task_run_id is None]
+    return nightly[0].id if nightly else None
 
 
 def _state(api: str, run_id: UUID) -> tuple[str, str]:
