@@ -162,6 +162,11 @@ def _settled(home: Path, quiet: float = 15.0) -> None:
         time.sleep(0.5)
 
 
+def _database_mb(home: Path) -> float:
+    db = next(prefect_home(home).rglob("*.db"))
+    return sum(p.stat().st_size for p in db.parent.glob(db.name + "*")) / 2**20  # with its -wal
+
+
 def _database(home: Path) -> dict[str, Any]:
     """The Prefect database's size, and what the review left in it."""
     db = next(prefect_home(home).rglob("*.db"))
@@ -214,6 +219,7 @@ def run(
         server = read_state(prefect_home(home))
         assert server is not None
         server_cpu, seen = _proc_cpu(server.pid), len(_warm_lines(home))
+        db_before_mb = _database_mb(home)
         before = model.stats()
         args = [*review, "--repo", str(repo), "--from", base, "--to", head, "--no-cache"]
         args += ["--concurrency", str(concurrency), "--report-dir", str(work / "out")]
@@ -242,6 +248,7 @@ def run(
         cli_cpu=usage.ru_utime + usage.ru_stime, server_cpu=server_cpu, server_rss_mb=server_rss,
         model_cpu=after["cpu"] - before["cpu"],
         span=max(arrivals) + latency - min(arrivals), load=os.getloadavg()[0], **_database(home),
+        db_before_mb=db_before_mb,
     )  # fmt: skip
 
 
@@ -270,6 +277,7 @@ class Result:
     artifact_kb: float
     rows: dict[str, int]
     table_mb: dict[str, float]
+    db_before_mb: float = 0.0  # before the timed review (the server up, the warm-up's runs in)
 
     def __str__(self) -> str:
         r = self

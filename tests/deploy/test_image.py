@@ -78,6 +78,9 @@ def test_prefect_yaml_deployments() -> None:
     nightly = deployments["nightly-release-review"]
     assert nightly["schedules"][0]["timezone"] == "UTC"
     assert nightly["parameters"]["branches"] == ["release/*"]
+    # One run at a time, as docs/deployments.md says; one started meanwhile waits its turn.
+    assert nightly["concurrency_limit"] == {"limit": 1, "collision_strategy": "ENQUEUE"}
+    assert "concurrency_limit" not in deployments["ci-review"]  # CI jobs never wait on each other
     assert deployments["ci-review"]["entrypoint"] == "flows/deployed.py:ci_review"
     assert nightly["entrypoint"] == "flows/release.py:release_review"
     names = {*ci_review.parameters.properties, *release_review.parameters.properties}

@@ -24,6 +24,7 @@ from pathlib import Path
 import httpx
 import pytest
 from prefect.client.orchestration import SyncPrefectClient, get_client
+from prefect.client.schemas.actions import DeploymentUpdate
 from prefect.client.schemas.filters import (
     FlowRunFilter,
     FlowRunFilterDeploymentId,
@@ -33,7 +34,7 @@ from prefect.client.schemas.filters import (
     TaskRunFilterState,
     TaskRunFilterStateType,
 )
-from prefect.client.schemas.objects import FlowRun, StateType
+from prefect.client.schemas.objects import ConcurrencyLimitStrategy, FlowRun, StateType
 from prefect.client.schemas.sorting import FlowRunSort
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
@@ -208,11 +209,25 @@ def stack(tmp_path_factory: pytest.TempPathFactory, prepared_home: Path) -> Iter
                 capture_output=True, text=True, timeout=240, check=False,
             )  # fmt: skip
             assert deployed.returncode == 0, deployed.stdout + deployed.stderr
+            one_at_a_time_then_two(stack)
             for name in WORKERS:
                 stack.start(name)
             yield stack
         finally:
             stack.stop_all()
+
+
+def one_at_a_time_then_two(stack: Stack) -> None:
+    """The nightly as prefect.yaml deployed it runs one at a time, a run started meanwhile
+    waiting (ENQUEUE); then raised to two, as docs/deployments.md tells a team with many release
+    branches, for the tests of two branches at once."""
+    with _client_of(stack) as client:
+        nightly = client.read_deployment_by_name("release-review/nightly-release-review")
+        assert nightly.global_concurrency_limit is not None
+        assert nightly.global_concurrency_limit.limit == 1
+        assert nightly.concurrency_options is not None
+        assert nightly.concurrency_options.collision_strategy == ConcurrencyLimitStrategy.ENQUEUE
+        client.update_deployment(nightly.id, DeploymentUpdate(concurrency_limit=2))
 
 
 def _stored_bytes(*roots: Path) -> bytes:

@@ -1,7 +1,8 @@
 """The team server for the tests here, once per session: a real PostgreSQL and a real Redis on
 loopback, the Prefect API server and its background services on them (started by
-deployments/server/start.sh with its server.env, as the docs say), the `reviewflow` pool, the
-deployments of prefect.yaml and two process workers, as tests/deploy/test_worker.py's stack.
+deployments/server/start.sh with its server.env, as the docs say, and `start.sh setup`'s
+automation), the `reviewflow` pool, the deployments of prefect.yaml and two process workers,
+as tests/deploy/test_worker.py's stack.
 Skipped, with the one reason, only where PostgreSQL's or Redis's binaries cannot be found."""
 
 from __future__ import annotations
@@ -11,15 +12,27 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from prefect.client.schemas.actions import DeploymentUpdate
 
 from tests.deploy.scenario import model_env, origin
-from tests.deploy.test_worker import PREFECT, ROOT, WORKERS, Stack, _base_env, _client_of
-from tests.teamserver.services import Datastores, find_binaries, free_port, server_commands
+from tests.deploy.test_worker import (
+    PREFECT,
+    ROOT,
+    WORKERS,
+    Stack,
+    _base_env,
+    one_at_a_time_then_two,
+)
+from tests.teamserver.services import (
+    START,
+    Datastores,
+    find_binaries,
+    free_port,
+    server_commands,
+)
 from tests.wire_server import WireServer
 
 NIGHTLY = "release-review/nightly-release-review"
-NIGHTLY_LIMIT = 2  # a team's limit on the nightly: two branches at once, leased through Redis
+HEARTBEAT_WITHIN = 60  # seconds without a heartbeat before the server marks a run Crashed
 
 
 @dataclass
@@ -55,9 +68,16 @@ def _deploy(stack: TeamStack) -> None:
         capture_output=True, text=True, timeout=240, check=False,
     )  # fmt: skip
     assert deployed.returncode == 0, deployed.stdout + deployed.stderr
-    with _client_of(stack) as client:
-        nightly = client.read_deployment_by_name(NIGHTLY)
-        client.update_deployment(nightly.id, DeploymentUpdate(concurrency_limit=NIGHTLY_LIMIT))
+    one_at_a_time_then_two(stack)  # leased through Redis here
+
+
+def _setup(stack: TeamStack) -> None:
+    """`start.sh setup`, as the docs say, with the shortest window it accepts (60 s: two of the
+    deployments' 30 s heartbeats) so the kill test's dead run is Crashed sooner."""
+    env = {**stack.commands["server"][1], "REVIEWFLOW_HEARTBEAT_WITHIN": str(HEARTBEAT_WITHIN)}
+    done = subprocess.run(["sh", str(START), "setup"], env=env, capture_output=True, text=True,
+                          timeout=180, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 @pytest.fixture(scope="session")
@@ -84,6 +104,7 @@ def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TeamStack]:
         try:
             for name in ("postgres", "redis", "server", "services"):
                 stack.start(name)
+            _setup(stack)
             _deploy(stack)
             for name in WORKERS:
                 stack.start(name)

@@ -4,11 +4,18 @@ pyproject pins, and no secret is written in any of the files."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import tomllib
+from datetime import timedelta
 from pathlib import Path
+from types import ModuleType
 
+import pytest
 import yaml
+from prefect.client.schemas.objects import StateType
+from prefect.events.actions import ChangeFlowRunState
+from prefect.events.schemas.automations import Posture
 
 SERVER = Path(__file__).resolve().parents[2] / "deployments" / "server"
 PYPROJECT = SERVER.parents[1] / "pyproject.toml"
@@ -23,8 +30,8 @@ def _pins() -> dict[str, str]:
 def test_both_prefect_containers_run_start_sh_with_server_env() -> None:
     compose = yaml.safe_load((SERVER / "compose.yaml").read_text())
     services = compose["services"]
-    assert set(services) == {"postgres", "redis", "api", "services"}
-    for part in ("api", "services"):
+    assert set(services) == {"postgres", "redis", "api", "services", "setup"}
+    for part in ("api", "services", "setup"):
         assert services[part]["command"] == [part]
         assert services[part]["env_file"] == "server.env"
         env = services[part]["environment"]
@@ -33,7 +40,11 @@ def test_both_prefect_containers_run_start_sh_with_server_env() -> None:
     assert services["api"]["ports"] == ["4200:4200"]
     dockerfile = (SERVER / "Dockerfile").read_text()
     assert 'ENTRYPOINT ["sh", "/opt/server/start.sh"]' in dockerfile
-    assert "COPY server.env start.sh /opt/server/" in dockerfile
+    assert "COPY server.env start.sh crash_silent_runs.py /opt/server/" in dockerfile
+    # The automation once the API is healthy, through the API's own name on compose's network.
+    assert services["setup"]["environment"]["REVIEWFLOW_SETUP_API_URL"] == "http://api:4200/api"
+    assert services["setup"]["depends_on"] == {"api": {"condition": "service_healthy"}}
+    assert services["setup"]["restart"] == "on-failure"
 
 
 def test_the_image_pins_what_pyproject_pins() -> None:
@@ -44,11 +55,7 @@ def test_the_image_pins_what_pyproject_pins() -> None:
 
 
 def test_server_env_sets_every_redis_backend_and_holds_no_secret() -> None:
-    settings = dict(
-        line.split("=", 1)
-        for line in (SERVER / "server.env").read_text().splitlines()
-        if line and not line.startswith("#")
-    )
+    settings = _server_env()
     assert settings["PREFECT_MESSAGING_BROKER"] == "prefect_redis.messaging"
     assert settings["PREFECT_MESSAGING_CACHE"] == "prefect_redis.messaging"
     assert settings["PREFECT_SERVER_EVENTS_CAUSAL_ORDERING"] == "prefect_redis.ordering"
@@ -71,3 +78,40 @@ def test_each_backend_setting_names_a_module_that_imports() -> None:
 
     for module in ("messaging", "ordering", "lease_storage", "cleanup_queue"):
         assert importlib.import_module(f"prefect_redis.{module}")
+
+
+def _server_env() -> dict[str, str]:
+    lines = (SERVER / "server.env").read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
+
+
+def _crash_silent_runs() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("crash", SERVER / "crash_silent_runs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_run_is_crashed_after_three_missed_heartbeats_of_the_deployments() -> None:
+    deployed = yaml.safe_load((SERVER.parents[1] / "prefect.yaml").read_text())
+    env = deployed["definitions"]["work_pools"]["reviewflow"]["job_variables"]["env"]
+    heartbeat = int(env["PREFECT_FLOWS_HEARTBEAT_FREQUENCY"])  # every deployment's runs
+    assert heartbeat >= 30  # Prefect's shortest
+    assert int(_server_env()["REVIEWFLOW_HEARTBEAT_WITHIN"]) == 3 * heartbeat
+
+
+def test_the_automation_is_prefects_zombie_recipe() -> None:
+    crash = _crash_silent_runs()
+    made = crash.automation(90)
+    trigger = made.trigger
+    assert (trigger.posture, trigger.threshold) == (Posture.Proactive, 1)
+    assert trigger.after == {"prefect.flow-run.heartbeat"}
+    assert trigger.expect == {"prefect.flow-run.*"}  # any of its events: a heartbeat or an end
+    assert trigger.for_each == {"prefect.resource.id"}  # each run on its own
+    assert trigger.within == timedelta(seconds=90)
+    [action] = made.actions
+    assert isinstance(action, ChangeFlowRunState) and action.state == StateType.CRASHED
+    assert crash.within_seconds("60") == 60
+    with pytest.raises(ValueError, match="at least 60"):
+        crash.within_seconds("59")

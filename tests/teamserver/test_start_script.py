@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,8 @@ def test_an_unknown_part_is_refused(tmp_path: Path) -> None:
     done = _start(tmp_path, "worker", PREFECT_API_DATABASE_CONNECTION_URL=DB)
     assert done.returncode == 2
     assert done.stderr == (
-        "start.sh: error: unknown part 'worker' (accepted: api, services, or nothing for both)\n"
+        "start.sh: error: unknown part 'worker' "
+        "(accepted: api, services, setup, or nothing for both)\n"
     )
 
 
@@ -71,3 +73,35 @@ def test_the_api_runs_with_server_env_and_the_environment_wins(tmp_path: Path) -
     ]
     services = _start(tmp_path, "services", PREFECT_API_DATABASE_CONNECTION_URL=DB)
     assert services.stdout.splitlines()[:2] == ["server services start", "redis://127.0.0.1:6379/0"]
+
+
+def test_setup_runs_the_automation_script_against_this_machines_api(tmp_path: Path) -> None:
+    python = tmp_path / "python"  # a stand-in: what it was asked, and with which API and window
+    shown = '"$1" "$PREFECT_API_URL" "$REVIEWFLOW_HEARTBEAT_WITHIN"'
+    python.write_text(f'#!/bin/sh\nprintf "%s\\n" {shown}\n')
+    python.chmod(0o755)
+    done = _start(tmp_path, "setup", PREFECT_API_DATABASE_CONNECTION_URL=DB, PYTHON=str(python))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        str(START.parent / "crash_silent_runs.py"),
+        "http://127.0.0.1:4200/api",  # it listens on 0.0.0.0: reached on loopback
+        "90",  # server.env's window
+    ]
+    elsewhere = _start(
+        tmp_path, "setup", PREFECT_API_DATABASE_CONNECTION_URL=DB, PYTHON=str(python),
+        REVIEWFLOW_SETUP_API_URL="http://api:4200/api", REVIEWFLOW_HEARTBEAT_WITHIN="120",
+    )  # fmt: skip
+    assert elsewhere.stdout.splitlines()[1:] == ["http://api:4200/api", "120"]
+
+
+@pytest.mark.parametrize("within", ["30", "ninety", ""])
+def test_a_bad_heartbeat_window_is_one_line_and_exit_2(tmp_path: Path, within: str) -> None:
+    done = _start(
+        tmp_path, "setup", PREFECT_API_DATABASE_CONNECTION_URL=DB,
+        PYTHON=sys.executable, REVIEWFLOW_HEARTBEAT_WITHIN=within,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "crash_silent_runs: error: REVIEWFLOW_HEARTBEAT_WITHIN must be whole seconds, at least 60 "
+        f"(two heartbeats at Prefect's shortest, 30 s), not '{within}'\n"
+    )
