@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "bench"), str(ROOT)]
 import scale  # noqa: E402
 from synth import make_repo  # noqa: E402
+from time_to_exit import busy_loops  # noqa: E402
 
 from tests.teamserver.services import (  # noqa: E402
     DATABASE,
@@ -106,18 +107,6 @@ def _managed(files: int, managed: scale.Result) -> str:
         f"in the database {states}; events stored {managed.rows.get('events', 0)}; load "
         f"{managed.load:.1f}"
     )
-
-
-@contextlib.contextmanager
-def busy(count: int) -> Iterator[None]:
-    """`count` processes that loop on the CPU for as long as the block runs."""
-    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
-    try:
-        yield
-    finally:
-        for loop in loops:
-            loop.kill()
-            loop.wait()
 
 
 def _tree(pid: int) -> list[int]:
@@ -310,7 +299,7 @@ if __name__ == "__main__":
     )
     parser.add_argument("--json", type=Path, help="also append each result to this file")
     options = parser.parse_args()
-    with busy(options.busy):
+    with busy_loops(options.busy):
         for count in options.files:
             row = compare(count, options.concurrency, options.finding_every)
             row["busy"] = options.busy

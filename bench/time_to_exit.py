@@ -51,6 +51,7 @@ STAGE_FLAGS = {"localize": ("--language", "de"), "verify_answer": ("--verify",)}
 
 @contextlib.contextmanager
 def busy_loops(count: int) -> Iterator[None]:
+    """`count` processes that loop on the CPU for as long as the block runs."""
     loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
     try:
         yield
