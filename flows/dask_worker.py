@@ -21,6 +21,8 @@ from functools import cache
 from typing import Any
 from uuid import UUID
 
+ONCE = ("flow", "parameters")  # the flow run context's entries sent once per run, in the plugin
+
 
 def plugin_name(run_id: str) -> str:
     """The name of the worker plugin that holds the runner `run_id`'s Prefect context."""
@@ -37,17 +39,19 @@ def run_context_plugin() -> type[Any]:
         one Dask worker: built by the first stage that runs there, closed when the run removes
         the plugin (or the worker ends)."""
 
-        def __init__(self, run_id: str, settings: dict[str, Any]) -> None:
+        def __init__(self, run_id: str, settings: dict[str, Any], flow_run: dict[str, Any]):
             self.name = plugin_name(run_id)
             self.settings = settings  # SettingsContext.serialize(): no secret of ours in it
+            self.flow_run = flow_run  # the flow run context's entries that are the same each task
             self._lock = threading.Lock()  # the worker's task threads share the client
             self._contexts: tuple[Any, Any] | None = None  # built on the worker, never pickled
 
         def __getstate__(self) -> dict[str, Any]:
-            return {"name": self.name, "settings": self.settings}
+            return {"name": self.name, "settings": self.settings, "flow_run": self.flow_run}
 
         def __setstate__(self, state: dict[str, Any]) -> None:
             self.name, self.settings = state["name"], state["settings"]
+            self.flow_run = state["flow_run"]
             self._lock, self._contexts = threading.Lock(), None
 
         @contextlib.contextmanager
@@ -86,6 +90,15 @@ def run_context_plugin() -> type[Any]:
     return RunContext
 
 
+def held_once(context: dict[str, Any]) -> dict[str, Any]:
+    """Take out of a task's serialized `context` what is the same for every task of its flow
+    run and heavy to send each time (the flow, its function pickled by value with the task
+    runner's class; the flow's parameters): the run's plugin holds them, `run_in` puts them
+    back."""
+    flow_run = context.get("flow_run_context") or {}
+    return {name: flow_run.pop(name) for name in ONCE if name in flow_run}
+
+
 def run_stage(
     run_id: str,
     task: Any,
@@ -97,11 +110,27 @@ def run_stage(
     """On a Dask worker: run `task` as Prefect's Dask client would (its final state returned),
     inside the run `run_id`'s settings and API client (`context` carries no settings)."""
     from distributed import get_worker
-    from prefect.task_engine import run_task_sync
 
     plugin = get_worker().plugins.get(plugin_name(run_id))
     if plugin is None:
         raise RuntimeError(f"this Dask worker has no {plugin_name(run_id)} plugin")
+    return run_in(plugin, task, task_run_id, parameters, dependencies, context)
+
+
+def run_in(
+    plugin: Any,
+    task: Any,
+    task_run_id: UUID,
+    parameters: dict[str, Any],
+    dependencies: dict[str, Any],
+    context: dict[str, Any],
+) -> Any:
+    """Run `task` with Prefect's task engine in the run context `plugin` holds; its final state.
+    `context` is Prefect's serialized context less what the plugin holds (`held_once`)."""
+    from prefect.task_engine import run_task_sync
+
+    if context.get("flow_run_context") is not None and plugin.flow_run:
+        context["flow_run_context"] = {**context["flow_run_context"], **plugin.flow_run}
     with plugin.entered():
         return run_task_sync(
             task,

@@ -17,8 +17,8 @@ from uuid import uuid4
 from prefect.context import SettingsContext
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from flows.dask_worker import held_once, run_context_plugin, run_stage
 from flows.dask_worker import plugin_name as context_plugin_name
-from flows.dask_worker import run_context_plugin, run_stage
 from flows.preflight import Preflight, check_cluster
 from reviewflow import cancel
 from reviewflow.config import Config, TaskRunner
@@ -140,10 +140,11 @@ def stopping_dask() -> type[DaskTaskRunner]:
         def _submit_stage(
             self, task: Any, parameters: dict[str, Any], dependencies: dict[str, set[Any]]
         ) -> Any:
-            """What Prefect's Dask client does for a task, less its per-task costs: the settings
-            go once, in the run's worker plugin (`flows.dask_worker`), the function the workers
-            run is importable (pickled by name, not by value) and the key is the task run's (Dask
-            hashed the whole pickled call to name it)."""
+            """What Prefect's Dask client does for a task, less its per-task costs: the settings,
+            the flow (its function pickled by value) and its parameters go once, in the run's
+            worker plugin (`flows.dask_worker`), the function the workers run is importable
+            (pickled by name, not by value) and the key is the task run's (Dask hashed the whole
+            pickled call to name it)."""
             from distributed import Future
             from prefect.context import serialize_context
             from prefect.utilities.engine import collect_task_run_inputs_sync
@@ -151,11 +152,6 @@ def stopping_dask() -> type[DaskTaskRunner]:
 
             if not self._started:
                 raise RuntimeError("The task runner must be started before submitting work.")
-            if self._run_id is None:
-                self._run_id = uuid4().hex
-                settings = SettingsContext.get()
-                held = settings.serialize() if settings is not None else {}
-                self.client.register_plugin(run_context_plugin()(self._run_id, held))
             parameters = self._optimize_futures(parameters)
             task_run_id = uuid4()
             inputs = {
@@ -163,7 +159,7 @@ def stopping_dask() -> type[DaskTaskRunner]:
                 | dependencies.get(name, set())
                 for name, value in parameters.items()
             }
-            with _settings_held_by_the_workers():
+            with settings_held_by_workers():
                 context = serialize_context(
                     asset_ctx_kwargs={
                         "task": task,
@@ -172,6 +168,12 @@ def stopping_dask() -> type[DaskTaskRunner]:
                         "copy_to_child_ctx": True,
                     }
                 )
+            flow_run = held_once(context)  # the flow and its parameters: once, as the settings
+            if self._run_id is None:
+                self._run_id = uuid4().hex
+                settings = SettingsContext.get()
+                held = settings.serialize() if settings is not None else {}
+                self.client.register_plugin(run_context_plugin()(self._run_id, held, flow_run))
             future = self.client.submit(
                 run_stage,
                 *(self._run_id, task, task_run_id, parameters, inputs, context),
@@ -287,7 +289,7 @@ def _connected(runner: Any) -> None:
 
 
 @contextlib.contextmanager
-def _settings_held_by_the_workers() -> Iterator[None]:
+def settings_held_by_workers() -> Iterator[None]:
     """The current settings, serialized as nothing while this is current (the workers hold
     them already): `serialize_context` otherwise dumps every setting for every task."""
     current = SettingsContext.get()
