@@ -82,6 +82,8 @@ def run_context_plugin() -> type[Any]:
             return self._contexts
 
         def teardown(self, worker: Any) -> None:
+            """The run's hold on its client ends: the client closes now, or when the last stage
+            still in it leaves (a cancel's stage ending Cancelled still reports its state)."""
             with self._lock:
                 if self._contexts is not None:
                     self._contexts[1].client.__exit__(None, None, None)

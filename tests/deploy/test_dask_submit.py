@@ -69,5 +69,6 @@ def test_the_run_plugin_builds_its_settings_and_client_once_for_every_task() -> 
         client = get_client(sync_client=True)
         assert id(client) == ran[0][1]
         assert client.api_healthcheck() is None  # still open after every task ended
-    plugin.teardown(None)
-    assert isinstance(client.api_healthcheck(), Exception)  # closed with the run's plugin
+        plugin.teardown(None)  # the run ends while a stage is still in its client
+        assert client.api_healthcheck() is None  # open until that stage leaves
+    assert isinstance(client.api_healthcheck(), Exception)  # then closed
