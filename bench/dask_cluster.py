@@ -4,18 +4,22 @@ distributed run beside `tests/deploy/test_dask_cluster.py`, on a `bench/synth.py
 Per size (`--files 200 1000`), against the scripted model in its own process answering after
 `--latency` seconds (one file in ten gets a finding, as in `bench/scale.py`), in a fresh
 reviewflow home whose server and warm process an untimed 3-file review starts first:
-- the range reviewed with the thread runner (`python -m flows.review ... --no-cache`);
+- the range reviewed with the thread runner (`python -m flows.review ... --no-cache`), and with
+  `--cached` reviewed again unchanged (no `--no-cache`: every stage's result read back from the
+  cache, no model request);
 - the test's cluster started (`dask scheduler` and two `dask worker --nthreads N` on loopback,
   each under `unshare --mount` with the repository and the home hidden under a tmpfs, its own
   cwd, TMPDIR and PREFECT_HOME, the API key only in its environment), and the same range
-  reviewed with `--task-runner dask --dask-address ... --shared-store DIR`.
+  reviewed with `--task-runner dask --dask-address ... --shared-store DIR` (and again, unchanged,
+  with `--cached`: the results read back from the shared store).
 Printed: the wall of each review; the tasks each worker ran by task name (the scheduler's task
 stream, started before the review); whether the dask report equals the thread report on the
 keys the test compares; the model requests each review made; the shared store's size; what the
 workers were sent: each task's spec as the scheduler pickles it for a worker (a scheduler
 plugin), worker-to-worker transfers, and the results they held (task-stream `nbytes`).
 
-Run: `.venv/bin/python bench/dask_cluster.py --files 200 1000 [--latency 0.5] [--nthreads 2]`.
+Run: `.venv/bin/python bench/dask_cluster.py --files 200 1000 [--latency 0.5] [--nthreads 2]
+[--cached]`.
 Needs `unshare --mount` (an unprivileged user namespace); without it the bench says so and exits.
 """
 
@@ -128,11 +132,15 @@ class Bench:
     def requests(self) -> int:
         return len(self.model.stats()["arrivals"])
 
-    def review(self, name: str, env: dict[str, str], *flags: str) -> dict[str, Any]:
-        """A whole review of the range: its exit, wall, report and the requests it made."""
+    def review(
+        self, name: str, env: dict[str, str], *flags: str, cached: bool = False
+    ) -> dict[str, Any]:
+        """A whole review of the range: its exit, wall, report and the requests it made
+        (`cached`: with the stages' cache, else `--no-cache`)."""
         out = self.work / name
+        fresh = [] if cached else ["--no-cache"]
         args = [sys.executable, "-m", "flows.review", "--repo", str(self.repo), "--from",
-                self.base, "--to", self.head, "--report-dir", str(out), "--no-cache",
+                self.base, "--to", self.head, "--report-dir", str(out), *fresh,
                 "--console", "off", "--no-progress", *flags]  # fmt: skip
         sent, start = self.requests(), time.perf_counter()
         code = subprocess.run(args, env=env, stdout=subprocess.DEVNULL, check=False).returncode
@@ -157,8 +165,9 @@ class Bench:
         return cluster
 
 
-def _on_cluster(bench: Bench, cluster: Workers) -> dict[str, Any]:
-    """The dask review, and what the scheduler and the workers saw of it."""
+def _on_cluster(bench: Bench, cluster: Workers, cached: bool) -> dict[str, Any]:
+    """The dask review (and with `cached` its unchanged re-run), and what the scheduler and the
+    workers saw of the first."""
     from distributed import Client
 
     with Client(cluster.address, timeout="60s") as client:
@@ -174,6 +183,8 @@ def _on_cluster(bench: Bench, cluster: Workers) -> dict[str, Any]:
         stream = client.get_task_stream()
         specs = client.run_on_scheduler(_spec_sizes)
         transfers = client.run(_transferred)
+        again = bench.review("dask-again", env, *flags, "--shared-store", str(bench.store),
+                             cached=True) if cached else None  # fmt: skip
     ran = Counter((names[t["worker"]], t["key"].split("-")[0]) for t in stream)
     per_worker: dict[str, dict[str, int]] = {}
     for (worker, task), count in sorted(ran.items()):
@@ -183,6 +194,7 @@ def _on_cluster(bench: Bench, cluster: Workers) -> dict[str, Any]:
         by_task.setdefault(key.split("-")[0], []).append(size)
     return {
         **result,
+        "cached": again,
         "tasks": per_worker,
         "spec_bytes": {task: [sum(s) // len(s), max(s)] for task, s in sorted(by_task.items())},
         "spec_total": sum(specs.values()),
@@ -193,18 +205,24 @@ def _on_cluster(bench: Bench, cluster: Workers) -> dict[str, Any]:
     }
 
 
-def run(files: int, latency: float, nthreads: int) -> dict[str, Any]:
+def run(files: int, latency: float, nthreads: int, cached: bool = False) -> dict[str, Any]:
     with contextlib.ExitStack() as stack:
         bench = Bench(files, latency, nthreads, stack)
         bench.warm_up()
         threads = bench.review("threads", bench.env)
+        if cached:
+            threads["cached"] = bench.review("threads-again", bench.env, cached=True)
         cluster = bench.cluster()
         try:
-            dask = _on_cluster(bench, cluster)
+            dask = _on_cluster(bench, cluster, cached)
         except BaseException:
             cluster.quiet = False  # its logs, on the way out
             raise
     left, right = _comparable(threads.pop("report")), _comparable(dask.pop("report"))
+    for again in (threads.get("cached"), dask.get("cached")):
+        if again is not None:
+            other = _comparable(again.pop("report"))
+            again["differ"] = [key for key in left if left[key] != other[key]]
     differ = [key for key in left if left[key] != right[key]]
     reviewed = left["stats"]["files_reviewed"] if left["stats"] else None
     return {"files": files, "reviewed": reviewed, "latency": latency, "nthreads": nthreads,
@@ -225,6 +243,7 @@ def show(r: dict[str, Any]) -> str:
         f"threads: exit {t['exit']}, wall {t['wall']:.1f} s, {t['requests']} model requests",
         f"dask (2 workers x {r['nthreads']} threads): exit {d['exit']}, wall {d['wall']:.1f} s, "
         f"{d['requests']} model requests",
+        *(_again(name, run) for name, run in (("threads", t), ("dask", d)) if run.get("cached")),
         f"tasks per worker: {per} (spread over both: {r['spread']})",
         *(f"  {worker}: {tasks}" for worker, tasks in d["tasks"].items()),
         f"reports equal on the compared keys: {r['equal']}"
@@ -238,18 +257,26 @@ def show(r: dict[str, Any]) -> str:
     return "\n  ".join(lines)
 
 
+def _again(name: str, run: dict[str, Any]) -> str:
+    again = run["cached"]
+    return (f"{name}, unchanged again (cached): exit {again['exit']}, wall {again['wall']:.1f} s, "
+            f"{again['requests']} model requests, report differs from the first threads run "
+            f"on: {', '.join(again['differ']) or 'nothing compared'}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--files", type=int, nargs="+", default=[200])
     parser.add_argument("--latency", type=float, default=0.5, help="model answer time, seconds")
     parser.add_argument("--nthreads", type=int, default=2, choices=[1, 2], help="per worker")
+    parser.add_argument("--cached", action="store_true", help="and each review re-run cached")
     parser.add_argument("--json", type=Path, help="also append each result to this file")
     options = parser.parse_args()
     if shutil.which("unshare") is None or not _can_hide():
         raise SystemExit("skipped: hiding files from the workers needs `unshare --mount`")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up as on Ctrl-C
     for count in options.files:
-        outcome = run(count, options.latency, options.nthreads)
+        outcome = run(count, options.latency, options.nthreads, options.cached)
         print(show(outcome), flush=True)
         if options.json:
             with options.json.open("a") as out:

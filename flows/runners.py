@@ -1,6 +1,8 @@
 """Where a review's mapped stages run: threads here, or a Dask cluster (`review.task_runner`),
 how a remote cluster is checked once connected (`flows.preflight`: its workers reach the
-review's Prefect API and hold the key) and how a cancel reaches its workers (`StoppingDask`)."""
+review's Prefect API and hold the key), how a stage is sent to it (what is the same for every
+stage goes once per run: `flows.dask_worker`) and how a cancel reaches its workers
+(`StoppingDask`)."""
 
 from __future__ import annotations
 
@@ -9,12 +11,16 @@ import contextlib
 import logging
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cache
 from typing import TYPE_CHECKING, Any
+from uuid import uuid4
 
+from prefect.context import SettingsContext
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from flows.dask_worker import held_once, run_context_plugin, run_stage
+from flows.dask_worker import plugin_name as context_plugin_name
 from flows.preflight import Preflight, check_cluster
 from reviewflow import cancel
 from reviewflow.config import Config, TaskRunner
@@ -100,6 +106,7 @@ def stopping_dask() -> type[DaskTaskRunner]:
             self._registries: set[str] = set()  # the flow runs whose pools are on the workers
             self._cancel_key: int | None = None
             self._stopping: threading.Thread | None = None
+            self._run_id: str | None = None  # its worker plugin's, once a stage is submitted
             self.preflight: Preflight | None = None  # what a remote cluster's workers are asked
 
         def duplicate(self) -> StoppingDask:
@@ -114,14 +121,68 @@ def stopping_dask() -> type[DaskTaskRunner]:
             twin.preflight = self.preflight
             return twin
 
-        def submit(self, task: Any, parameters: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        def submit(
+            self,
+            task: Any,
+            parameters: dict[str, Any],
+            wait_for: Any = None,
+            dependencies: dict[str, set[Any]] | None = None,
+        ) -> Any:
             handles = [v for v in parameters.values() if isinstance(v, ProviderHandle)]
             for registry in {handle.registry for handle in handles} - self._registries:
                 self.client.register_plugin(run_pools_plugin()(registry))
                 self._registries.add(registry)
-            future = super().submit(task, parameters, *args, **kwargs)
+            if wait_for or task.isasync:  # not one of our stages: as Prefect submits it
+                future = super().submit(task, parameters, wait_for, dependencies)
+            else:
+                future = self._submit_stage(task, parameters, dependencies or {})
             self._futures.append(future.wrapped_future)
             return future
+
+        def _submit_stage(
+            self, task: Any, parameters: dict[str, Any], dependencies: dict[str, set[Any]]
+        ) -> Any:
+            """What Prefect's Dask client does for a task, less its per-task costs: the settings,
+            the flow (its function pickled by value) and its parameters go once, in the run's
+            worker plugin (`flows.dask_worker`), the function the workers run is importable
+            (pickled by name, not by value) and the key is the task run's (Dask hashed the whole
+            pickled call to name it)."""
+            from distributed import Future
+            from prefect.context import serialize_context
+            from prefect.utilities.engine import collect_task_run_inputs_sync
+            from prefect_dask.task_runners import PrefectDaskFuture
+
+            if not self._started:
+                raise RuntimeError("The task runner must be started before submitting work.")
+            parameters = self._optimize_futures(parameters)
+            task_run_id = uuid4()
+            inputs = {
+                name: collect_task_run_inputs_sync(value, future_cls=Future)
+                | dependencies.get(name, set())
+                for name, value in parameters.items()
+            }
+            with settings_held_by_workers():
+                context = serialize_context(
+                    asset_ctx_kwargs={
+                        "task": task,
+                        "task_run_id": task_run_id,
+                        "task_inputs": inputs,
+                        "copy_to_child_ctx": True,
+                    }
+                )
+            flow_run = held_once(context)  # the flow and its parameters: once, as the settings
+            if self._run_id is None:
+                self._run_id = uuid4().hex
+                settings = SettingsContext.get()
+                held = settings.serialize() if settings is not None else {}
+                self.client.register_plugin(run_context_plugin()(self._run_id, held, flow_run))
+            future = self.client.submit(
+                run_stage,
+                *(self._run_id, task, task_run_id, parameters, inputs, context),
+                key=f"{task.fn.__name__}-{task_run_id.hex}",  # named as Dask names a call
+                pure=False,
+            )
+            return PrefectDaskFuture(wrapped_future=future, task_run_id=task_run_id)
 
         def __enter__(self) -> StoppingDask:
             super().__enter__()
@@ -171,9 +232,12 @@ def stopping_dask() -> type[DaskTaskRunner]:
             client = self._client
             if client is None:
                 return
-            for registry in sorted(self._registries):
+            names = [plugin_name(registry) for registry in sorted(self._registries)]
+            if self._run_id is not None:
+                names.append(context_plugin_name(self._run_id))
+            for name in names:
                 with contextlib.suppress(OSError, ValueError):  # gone, or never set up there
-                    client.unregister_worker_plugin(plugin_name(registry))
+                    client.unregister_worker_plugin(name)
 
         def _end_own_workers(self) -> None:
             """A cancel, on the LocalCluster this review started: its worker processes end
@@ -224,6 +288,25 @@ def _connected(runner: Any) -> None:
         raise ConfigError(f"cannot connect to {where}: {reason}") from None
     except Exception:  # noqa: BLE001 - whatever answered there, it spoke no Dask
         raise ConfigError(f"cannot connect to {where}: what answers is not a scheduler") from None
+
+
+@contextlib.contextmanager
+def settings_held_by_workers() -> Iterator[None]:
+    """The current settings, serialized as nothing while this is current (the workers hold
+    them already): `serialize_context` otherwise dumps every setting for every task."""
+    current = SettingsContext.get()
+    if current is None:
+        yield
+        return
+    with _Unserialized(profile=current.profile, settings=current.settings):
+        yield
+
+
+class _Unserialized(SettingsContext):
+    """The settings context, unchanged, which serializes as nothing."""
+
+    def serialize(self, include_secrets: bool = True) -> dict[str, Any]:
+        return {}
 
 
 def _in_a_task_on_a_worker() -> bool:
