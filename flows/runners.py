@@ -27,7 +27,7 @@ from reviewflow.config import Config, TaskRunner
 from reviewflow.config.schema import ENV_PREFIX
 from reviewflow.errors import ConfigError
 from reviewflow.providers.pool import ProviderHandle
-from tasks.caching import as_is
+from tasks.caching import as_is, stored
 from tasks.pools import plugin_name, run_pools_plugin, stop_on_worker
 
 if TYPE_CHECKING:
@@ -59,9 +59,10 @@ def task_runner_for(config: Config) -> Any:
     if config.review.dask_address:
         remote: Any = runner(address=config.review.dask_address, client_kwargs=client)
         remote.preflight = Preflight.of(config)
+        remote.here_threads = config.review.concurrency
         return remote
     per_worker = max(1, -(-config.review.concurrency // LOCAL_DASK_WORKERS))
-    return runner(
+    local: Any = runner(
         cluster_kwargs={
             "n_workers": LOCAL_DASK_WORKERS,
             "threads_per_worker": per_worker,
@@ -74,6 +75,8 @@ def task_runner_for(config: Config) -> Any:
         },
         client_kwargs=client,
     )
+    local.here_threads = config.review.concurrency
+    return local
 
 
 @cache
@@ -98,6 +101,11 @@ def stopping_dask() -> type[DaskTaskRunner]:
         start never get a task run. The workers are told from a thread the signal starts (a
         signal handler must be quick); the runner's exit waits for that (bounded) before it
         closes the client or the cluster.
+
+        A stage whose result is stored (`tasks.caching.stored`: Prefect's engine will read it,
+        not run it) runs in this process, on threads, as the thread runner would run it: a
+        task run of its own, Cached. Sent to a worker, its whole cost was the trip there and
+        back (a cached re-run took 1.6-1.9x as long as on threads; bench/RESULTS.md).
         """
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -108,6 +116,8 @@ def stopping_dask() -> type[DaskTaskRunner]:
             self._stopping: threading.Thread | None = None
             self._run_id: str | None = None  # its worker plugin's, once a stage is submitted
             self.preflight: Preflight | None = None  # what a remote cluster's workers are asked
+            self.here_threads = 1  # the threads that read stored stages in this process
+            self._here: ThreadPoolTaskRunner | None = None  # entered by the flow run's process
 
         def duplicate(self) -> StoppingDask:
             twin = type(self)(
@@ -118,7 +128,7 @@ def stopping_dask() -> type[DaskTaskRunner]:
                 client_kwargs=self.client_kwargs,
                 performance_report_path=self.performance_report_path,
             )
-            twin.preflight = self.preflight
+            twin.preflight, twin.here_threads = self.preflight, self.here_threads
             return twin
 
         def submit(
@@ -134,6 +144,9 @@ def stopping_dask() -> type[DaskTaskRunner]:
                 self._registries.add(registry)
             if wait_for or task.isasync:  # not one of our stages: as Prefect submits it
                 future = super().submit(task, parameters, wait_for, dependencies)
+            elif self._here is not None and stored(task, parameters):  # read here: no trip
+                quoted = {name: as_is(value) for name, value in parameters.items()}
+                return self._here.submit(task, quoted, dependencies=dependencies)
             else:
                 future = self._submit_stage(task, parameters, dependencies or {})
             self._futures.append(future.wrapped_future)
@@ -196,6 +209,7 @@ def stopping_dask() -> type[DaskTaskRunner]:
                 self._checked()
             elif QUIET_TRACKER not in sys.warnoptions:  # the LocalCluster's processes to come
                 sys.warnoptions.append(QUIET_TRACKER)
+            self._here = threads(self.here_threads).__enter__()
             self._cancel_key = cancel.listen(self._on_cancel)
             return self
 
@@ -223,6 +237,9 @@ def stopping_dask() -> type[DaskTaskRunner]:
                 if self._stopping is not None:
                     self._stopping.join(STOP_WAIT_S)
                 self._end_own_workers()
+            if self._here is not None:
+                self._here.__exit__(*args)
+                self._here = None
             if self.address:  # a cluster that outlives the run: its pools there are closed
                 self._remove_pools()  # (after a cancel's stop: what they abandon is Cancelled)
             super().__exit__(*args)

@@ -28,6 +28,8 @@ from typing import Any, TypeVar, cast
 
 from prefect.context import TaskRunContext
 from prefect.filesystems import LocalFileSystem
+from prefect.results import ResultStore
+from prefect.settings import PREFECT_TASKS_REFRESH_CACHE
 from prefect.utilities.annotations import quote
 from pydantic import BaseModel
 
@@ -68,12 +70,35 @@ def stage_options(home: str | Path, refresh: bool, shared: str | None = None) ->
 
 def stage_cache_key(context: TaskRunContext, parameters: dict[str, Any]) -> str:
     """The key of one model stage's task run (see the module docstring)."""
-    material = [context.task.name, _static_material()]
+    key = stage_key(context.task.name, parameters)
+    _forget_if_incomplete(context.result_store, key)
+    return key
+
+
+def stage_key(task_name: str, parameters: dict[str, Any]) -> str:
+    """The cache key of the stage `task_name` for `parameters` (`stage_cache_key`'s)."""
+    material = [task_name, _static_material()]
     material += [[name, canonical(value)] for name, value in sorted(parameters.items())]
     text = json.dumps(material, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    key = f"{context.task.name}-{hashlib.sha256(text.encode()).hexdigest()}"
-    _forget_if_incomplete(context, key)
-    return key
+    return f"{task_name}-{hashlib.sha256(text.encode()).hexdigest()}"
+
+
+def stored(task: Any, parameters: dict[str, Any]) -> bool:
+    """Whether Prefect's task engine will answer the task run of `task` for `parameters` from
+    its stored result, without running it: a model stage (keyed by `stage_cache_key`) that is
+    not refreshed, whose complete record is in its local result storage (`stage_options`).
+    The Dask runner reads such a stage in the review's own process (`flows.runners`)."""
+    storage = task.result_storage
+    if task.cache_key_fn is not stage_cache_key or not isinstance(storage, str | Path):
+        return False
+    if task.refresh_cache or (task.refresh_cache is None and PREFECT_TASKS_REFRESH_CACHE.value()):
+        return False
+    store = ResultStore(result_storage=LocalFileSystem(basepath=str(storage)))
+    try:
+        record = store.read(stage_key(task.name, parameters))
+    except (OSError, ValueError):
+        return False  # none stored (or one Prefect cannot read either)
+    return not is_incomplete(record.result)
 
 
 @cache
@@ -110,10 +135,9 @@ def canonical(value: Any) -> Any:
     return value
 
 
-def _forget_if_incomplete(context: TaskRunContext, key: str) -> None:
+def _forget_if_incomplete(store: ResultStore, key: str) -> None:
     """Delete a stored result that is incomplete, so Prefect computes it again (our results are
     files in our own folder: `stage_options` makes the storage a local one)."""
-    store = context.result_store
     storage = store.result_storage
     if not isinstance(storage, LocalFileSystem) or storage.basepath is None:
         return

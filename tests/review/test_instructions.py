@@ -4,7 +4,6 @@ never in a user message; and in those stages' cache keys."""
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -17,7 +16,7 @@ from reviewflow.review.loop import review_chunk
 from reviewflow.review.plan import plan_file
 from reviewflow.review.reader import Snapshot
 from reviewflow.select.scope import collect, select
-from tasks.caching import stage_cache_key
+from tasks.caching import stage_key
 from tests.gitutil import GitRepo
 from tests.review.helpers import conversation, prefix, sending, simple_job
 from tests.wire_server import PROTOCOLS, Call, Text, ToolCalls, WireServer
@@ -74,11 +73,8 @@ def test_every_file_job_carries_the_scope_instructions(repo: GitRepo, rf_home: P
 
 
 def key(task: str, **parameters: Any) -> str:
-    """A model stage's cache key as Prefect asks for it (no stored result to forget)."""
-    context = SimpleNamespace(
-        task=SimpleNamespace(name=task), result_store=SimpleNamespace(result_storage=None)
-    )
-    return stage_cache_key(context, parameters)  # type: ignore[arg-type]
+    """A model stage's cache key, as `stage_cache_key` computes it."""
+    return stage_key(task, parameters)
 
 
 @pytest.mark.parametrize("task", ["plan", "tool_loop"])
