@@ -12,6 +12,11 @@ reviewflow home whose server and warm process an untimed 3-file review starts fi
   cwd, TMPDIR and PREFECT_HOME, the API key only in its environment), and the same range
   reviewed with `--task-runner dask --dask-address ... --shared-store DIR` (and again, unchanged,
   with `--cached`: the results read back from the shared store).
+With `--netns`, the cluster is on "another machine" instead, as `tests/deploy/test_dask_isolated.py`
+has it (`tests/deploy/netns.py`): scheduler and workers in a network namespace of their own that
+reaches only what this machine binds to its end of a veth pair, so the scripted model and the
+managed server (every review with `--server-host` that address) are bound there, and the
+workers' task runs and requests cross the pair as they would cross a network.
 Printed: the wall of each review; the tasks each worker ran by task name (the scheduler's task
 stream, started before the review); whether the dask report equals the thread report on the
 keys the test compares; the model requests each review made; the shared store's size; what the
@@ -19,8 +24,9 @@ workers were sent: each task's spec as the scheduler pickles it for a worker (a 
 plugin), worker-to-worker transfers, and the results they held (task-stream `nbytes`).
 
 Run: `.venv/bin/python bench/dask_cluster.py --files 200 1000 [--latency 0.5] [--nthreads 2]
-[--cached]`.
-Needs `unshare --mount` (an unprivileged user namespace); without it the bench says so and exits.
+[--cached] [--netns]`.
+Needs `unshare --mount` (an unprivileged user namespace), and for `--netns` root, `nsenter` and
+`ip`; without them the bench says so and exits.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ from scale import CODE, Model  # noqa: E402
 from synth import make_repo, make_small_change  # noqa: E402
 
 from flows.local.control import stop_server  # noqa: E402
+from tests.deploy.netns import IsolatedCluster, Namespace, available  # noqa: E402
 from tests.deploy.test_dask_cluster import Cluster, _can_hide, _comparable  # noqa: E402
 from tests.wire_server import TEST_KEY  # noqa: E402
 
@@ -64,6 +71,24 @@ class Workers(Cluster):
         self.nthreads, self.quiet = nthreads, True
 
     def _spawn(self, name: str, args: list[str], env: dict[str, str] | None = None) -> None:
+        if name.startswith("worker"):
+            args = [*args[:-1], args[-1].replace("--nthreads 1", f"--nthreads {self.nthreads}")]
+        super()._spawn(name, args, env)
+
+    def stop(self) -> None:
+        with contextlib.redirect_stdout(io.StringIO() if self.quiet else sys.stdout):
+            super().stop()  # prints the logs
+
+
+class NetWorkers(IsolatedCluster):
+    """The isolation test's cluster in `namespace`, with `nthreads` threads a worker."""
+
+    def __init__(self, namespace: Namespace, base: Path, hidden: list[Path], env: dict[str, str],
+                 nthreads: int):  # fmt: skip
+        super().__init__(namespace, base, hidden, env)
+        self.nthreads, self.quiet = nthreads, True
+
+    def _spawn(self, name: str, args: list[str], env: dict[str, str]) -> None:
         if name.startswith("worker"):
             args = [*args[:-1], args[-1].replace("--nthreads 1", f"--nthreads {self.nthreads}")]
         super()._spawn(name, args, env)
@@ -114,14 +139,21 @@ def _paths(repo: Path, head: str) -> list[str]:
 class Bench:
     """One size: the work directory, the scripted model and the reviews' environment."""
 
-    def __init__(self, files: int, latency: float, nthreads: int, stack: contextlib.ExitStack):
+    def __init__(
+        self, files: int, latency: float, nthreads: int, stack: contextlib.ExitStack, netns: bool
+    ):
         self.work = Path(tempfile.mkdtemp(prefix=f"rf-dask-{files}-"))
         stack.callback(shutil.rmtree, self.work, ignore_errors=True)
+        self.namespace = Namespace() if netns else None  # the cluster's "other machine"
+        if self.namespace is not None:
+            stack.callback(self.namespace.close)  # last: after the cluster and the server
+        host = self.namespace.host if self.namespace else ""  # where this machine serves it
+        self.server = ["--server-host", host] if host else []
         self.hidden = self.work / "hidden"  # what the workers must not see: repository, home
         self.repo, self.home = self.hidden / "repo", self.hidden / "home"
         self.store = self.work / "store"
         self.base, self.head = make_repo(self.repo, files)
-        self.model = Model(latency, _paths(self.repo, self.head), self.work)
+        self.model = Model(latency, _paths(self.repo, self.head), self.work, host=host)
         stack.callback(self.model.close)
         stack.callback(stop_server, self.home, force=True)  # before the model: runs first
         self.nthreads, self.stack = nthreads, stack
@@ -141,7 +173,7 @@ class Bench:
         fresh = [] if cached else ["--no-cache"]
         args = [sys.executable, "-m", "flows.review", "--repo", str(self.repo), "--from",
                 self.base, "--to", self.head, "--report-dir", str(out), *fresh,
-                "--console", "off", "--no-progress", *flags]  # fmt: skip
+                "--console", "off", "--no-progress", *self.server, *flags]  # fmt: skip
         sent, start = self.requests(), time.perf_counter()
         code = subprocess.run(args, env=env, stdout=subprocess.DEVNULL, check=False).returncode
         wall = time.perf_counter() - start
@@ -153,19 +185,25 @@ class Bench:
         small = self.work / "small"
         make_small_change(small)
         args = [sys.executable, "-m", "flows.review", "--repo", str(small), "--console", "off"]
-        subprocess.run([*args, "--no-progress"], env=self.env, stdout=subprocess.DEVNULL)
+        args += ["--no-progress", *self.server]
+        subprocess.run(args, env=self.env, stdout=subprocess.DEVNULL)
 
-    def cluster(self) -> Workers:
+    def cluster(self) -> Workers | NetWorkers:
         env = {**os.environ, KEY: TEST_KEY, "PYTHONPATH": str(ROOT),
                "REVIEWFLOW_HOME": str(self.home), "PREFECT_LOGGING_LEVEL": "WARNING"}  # fmt: skip
-        (self.work / "cluster").mkdir()
-        cluster = Workers(self.work / "cluster", [self.hidden], env, self.nthreads)
+        base = self.work / "cluster"
+        base.mkdir()
+        cluster: Workers | NetWorkers
+        if self.namespace is None:
+            cluster = Workers(base, [self.hidden], env, self.nthreads)
+        else:
+            cluster = NetWorkers(self.namespace, base, [self.hidden], env, self.nthreads)
         self.stack.callback(cluster.stop)
         cluster.start()
         return cluster
 
 
-def _on_cluster(bench: Bench, cluster: Workers, cached: bool) -> dict[str, Any]:
+def _on_cluster(bench: Bench, cluster: Workers | NetWorkers, cached: bool) -> dict[str, Any]:
     """The dask review (and with `cached` its unchanged re-run), and what the scheduler and the
     workers saw of the first."""
     from distributed import Client
@@ -205,9 +243,11 @@ def _on_cluster(bench: Bench, cluster: Workers, cached: bool) -> dict[str, Any]:
     }
 
 
-def run(files: int, latency: float, nthreads: int, cached: bool = False) -> dict[str, Any]:
+def run(
+    files: int, latency: float, nthreads: int, cached: bool = False, netns: bool = False
+) -> dict[str, Any]:
     with contextlib.ExitStack() as stack:
-        bench = Bench(files, latency, nthreads, stack)
+        bench = Bench(files, latency, nthreads, stack, netns)
         bench.warm_up()
         threads = bench.review("threads", bench.env)
         if cached:
@@ -227,7 +267,8 @@ def run(files: int, latency: float, nthreads: int, cached: bool = False) -> dict
     reviewed = left["stats"]["files_reviewed"] if left["stats"] else None
     return {"files": files, "reviewed": reviewed, "latency": latency, "nthreads": nthreads,
             "findings": len(left["findings"] or []), "threads": threads, "dask": dask,
-            "equal": not differ, "differ": differ, "spread": len(dask["tasks"]) == 2}  # fmt: skip
+            "equal": not differ, "differ": differ, "spread": len(dask["tasks"]) == 2,
+            "netns": netns}  # fmt: skip
 
 
 def _mb(count: int) -> str:
@@ -241,7 +282,9 @@ def show(r: dict[str, Any]) -> str:
         f"{r['files']} files ({r['reviewed']} reviewed), latency {r['latency']:g} s, "
         f"{r['findings']} findings",
         f"threads: exit {t['exit']}, wall {t['wall']:.1f} s, {t['requests']} model requests",
-        f"dask (2 workers x {r['nthreads']} threads): exit {d['exit']}, wall {d['wall']:.1f} s, "
+        f"dask (2 workers x {r['nthreads']} threads"
+        f"{', in a network namespace' if r.get('netns') else ''}): exit {d['exit']}, "
+        f"wall {d['wall']:.1f} s, "
         f"{d['requests']} model requests",
         *(_again(name, run) for name, run in (("threads", t), ("dask", d)) if run.get("cached")),
         f"tasks per worker: {per} (spread over both: {r['spread']})",
@@ -270,13 +313,16 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.5, help="model answer time, seconds")
     parser.add_argument("--nthreads", type=int, default=2, choices=[1, 2], help="per worker")
     parser.add_argument("--cached", action="store_true", help="and each review re-run cached")
+    parser.add_argument("--netns", action="store_true", help="the cluster on another network")
     parser.add_argument("--json", type=Path, help="also append each result to this file")
     options = parser.parse_args()
     if shutil.which("unshare") is None or not _can_hide():
         raise SystemExit("skipped: hiding files from the workers needs `unshare --mount`")
+    if options.netns and not available():
+        raise SystemExit("skipped: --netns needs root, unshare, nsenter and ip")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # clean up as on Ctrl-C
     for count in options.files:
-        outcome = run(count, options.latency, options.nthreads, options.cached)
+        outcome = run(count, options.latency, options.nthreads, options.cached, options.netns)
         print(show(outcome), flush=True)
         if options.json:
             with options.json.open("a") as out:

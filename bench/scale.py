@@ -59,9 +59,9 @@ def _finding(path: str) -> dict[str, object]:
     }
 
 
-def serve_model(latency: float, paths: list[str], every: int = 10) -> None:
-    """The scripted model, in a child process: prints its base URL, then answers each line
-    on stdin with the arrival times of the requests so far."""
+def serve_model(latency: float, paths: list[str], every: int = 10, host: str = "127.0.0.1") -> None:
+    """The scripted model, in a child process, on `host`: prints its base URL, then answers
+    each line on stdin with the arrival times of the requests so far."""
     from tests.flows.reviewer import ScriptedReviewer
     from tests.wire_server import Delay, RecordedRequest, Reply, WireServer
 
@@ -74,7 +74,7 @@ def serve_model(latency: float, paths: list[str], every: int = 10) -> None:
             answer = super().__call__(record)
             return Delay(latency, answer) if latency else answer
 
-    with WireServer() as wire:
+    with WireServer(host) as wire:
         wire.respond("openai", Timed(planned))
         print(wire.base_url("openai"), flush=True)
         for _ in sys.stdin:
@@ -86,11 +86,13 @@ def serve_model(latency: float, paths: list[str], every: int = 10) -> None:
 class Model:
     """The scripted model's process."""
 
-    def __init__(self, latency: float, paths: list[str], work: Path, every: int = 10) -> None:
+    def __init__(
+        self, latency: float, paths: list[str], work: Path, every: int = 10, host: str = ""
+    ) -> None:
         listing = work / "paths.json"
         listing.write_text(json.dumps(paths))
         command = [sys.executable, __file__, "--model", str(listing), "--latency", str(latency)]
-        command += ["--finding-every", str(every)]
+        command += ["--finding-every", str(every), *(["--host", host] if host else [])]
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -316,9 +318,11 @@ if __name__ == "__main__":
     )
     parser.add_argument("--json", type=Path, help="also append each result to this file")
     parser.add_argument("--model", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--host", default="127.0.0.1", help=argparse.SUPPRESS)  # the model's
     options = parser.parse_args()
     if options.model:
-        serve_model(options.latency, json.loads(options.model.read_text()), options.finding_every)
+        paths = json.loads(options.model.read_text())
+        serve_model(options.latency, paths, options.finding_every, options.host)
         raise SystemExit(0)
     for count in options.files:
         for context in options.context:
