@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -235,10 +236,13 @@ def run(
         server_cpu = _proc_cpu(server.pid) - server_cpu
         server_rss = _peak_rss_mb(server.pid)
         child = _warm_lines(home)[seen:]
+        report = json.loads((work / "out" / "review-report.json").read_text())
+        stop_server(home)  # first: the database is read whole, as the server left it
+        database = _database(home)
     finally:
         model.close()
         stop_server(home)
-    report = json.loads((work / "out" / "review-report.json").read_text())
+        shutil.rmtree(work, ignore_errors=True)  # the repository and home: hundreds of MB
     arrivals: list[float] = after["arrivals"][len(before["arrivals"]) :]
     line = child[0] if child else "CPU nan s, peak RSS 0 KiB"
     return Result(
@@ -249,7 +253,7 @@ def run(
         review_rss_mb=int(line.split("peak RSS ")[1].split()[0]) / 1024,
         cli_cpu=usage.ru_utime + usage.ru_stime, server_cpu=server_cpu, server_rss_mb=server_rss,
         model_cpu=after["cpu"] - before["cpu"],
-        span=max(arrivals) + latency - min(arrivals), load=os.getloadavg()[0], **_database(home),
+        span=max(arrivals) + latency - min(arrivals), load=os.getloadavg()[0], **database,
         db_before_mb=db_before_mb,
     )  # fmt: skip
 

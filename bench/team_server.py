@@ -29,6 +29,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -260,9 +261,10 @@ def run_team(files: int, concurrency: int, every: int = 10) -> Team:
             db_mb = stores.database_bytes() / 2**20
             task_runs, events = _task_runs(stores), int(_sql(stores, "select count(*) from events"))
             states, received = _task_run_states(stores), _events_added(stores) - events_before
+        report = json.loads((work / "out" / "review-report.json").read_text())
     finally:
         model.close()
-    report = json.loads((work / "out" / "review-report.json").read_text())
+        shutil.rmtree(work, ignore_errors=True)  # the repository, home and datastores
     return Team(
         files=files, reviewed=report["stats"]["files_reviewed"],
         exit=os.waitstatus_to_exitcode(status), wall=wall, requests=report["usage"]["requests"],
