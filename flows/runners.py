@@ -1,8 +1,8 @@
 """Where a review's mapped stages run: threads here, or a Dask cluster (`review.task_runner`),
 how a remote cluster is checked once connected (`flows.preflight`: its workers reach the
 review's Prefect API and hold the key), how a stage is sent to it (what is the same for every
-stage goes once per run: `flows.dask_worker`) and how a cancel reaches its workers
-(`StoppingDask`)."""
+stage goes once per run: `flows.dask_worker`; a stage whose result is stored is read here, not
+sent) and how a cancel reaches its workers (`StoppingDask`)."""
 
 from __future__ import annotations
 
