@@ -75,12 +75,13 @@ def config_text(value: Any) -> str:
 
 
 def _config_test(config: Config) -> int:
-    from reviewflow.cost.text import price_line
+    from reviewflow.cost.text import price_lines
     from reviewflow.providers.doctor import check_model
 
     report = check_model(config)
     if report.ok:
-        sys.stdout.write(report.render() + "\n" + f"  {price_line(config.model)}\n")
+        prices = "".join(f"  {line}\n" for line in price_lines(config))
+        sys.stdout.write(report.render() + "\n" + prices)
     else:  # an exit 2 like every other: one line on stderr
         head, *rest = report.render().splitlines()
         detail = "; ".join(line.strip() for line in rest)

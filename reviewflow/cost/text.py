@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reviewflow.config import PLACEHOLDER_MODEL, ModelSettings, ReviewSettings
+from reviewflow.config import PLACEHOLDER_MODEL, Config, ModelSettings, ReviewSettings
 from reviewflow.cost.estimate import Estimate, Figures, FileEstimate
 from reviewflow.cost.prices import PriceInfo
 from reviewflow.providers.budget import BudgetState, money, priced, short_count
@@ -310,9 +310,9 @@ def models_note(record: dict[str, Any]) -> str:
     return "; ".join(parts) + " (input/output per million tokens)"
 
 
-def price_line(model: ModelSettings) -> str:
+def price_line(model: ModelSettings, setting: str = "model.price") -> str:
     """Which price a review of `model` uses: `config test`'s line (bundled entry with its date,
-    model.price, or none)."""
+    the price `setting` gives, or none)."""
     from reviewflow.cost.prices import price_of
 
     info = price_of(model)
@@ -321,7 +321,7 @@ def price_line(model: ModelSettings) -> str:
             return f"price: none ({no_price(model.name)})"
         return (
             f"price: none for model '{model.name}' (not in the bundled table): estimates name "
-            "no cost and --max-cost is refused; set model.price"
+            f"no cost and --max-cost is refused; set {setting}"
         )
     price = info.price
     rates = f"input {price.input:g}, output {price.output:g}"
@@ -329,8 +329,24 @@ def price_line(model: ModelSettings) -> str:
         rates += f", cached input {price.cached_input:g}"
     rates += f" {info.currency} per million tokens"
     if info.source == "config":
-        return f"price: model.price ({rates})"
+        return f"price: {setting} ({rates})"
     return (
         f"price: bundled table entry for '{model.name}' of {info.as_of} ({rates}); "
-        "model.price overrides it"
+        f"{setting} overrides it"
     )
+
+
+def price_lines(config: Config) -> list[str]:
+    """`config test`'s price lines: `model.*`'s, then each other model a review of `config`
+    asks, by the setting that prices it: a pass's `review.pass_models` entry (one naming
+    `model.name` without a price of its own is `model.*`'s), and `review.verify_model`."""
+    main, review = config.model, config.review
+    lines = [price_line(main)]
+    for n, model in enumerate(review.pass_models[: review.passes]):
+        if model.name != main.name or model.price is not None:
+            setting = f"review.pass_models[{n}].price"
+            lines.append(f"pass {n + 1}: {price_line(model, setting)}")
+    if review.verify_model not in (None, main.name):
+        verifier = ModelSettings(name=review.verify_model, price=review.verify_price)
+        lines.append(f"verification: {price_line(verifier, 'review.verify_price')}")
+    return lines

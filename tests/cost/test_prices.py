@@ -105,6 +105,41 @@ def test_the_price_in_force_line() -> None:
     assert price_line(ModelSettings(name="llama3.1:8b")).startswith("price: none for model")
 
 
+def test_every_model_a_review_asks_has_its_price_line_by_the_setting_that_prices_it() -> None:
+    from reviewflow.cost.text import price_lines
+
+    as_of = bundled_table()["as_of"]
+    euro = {"input": 1, "output": 2, "currency": "EUR"}
+    config = Config.model_validate(
+        {
+            "model": {"name": "gpt-4o-mini"},
+            "review": {
+                "passes": 3,
+                "pass_models": [
+                    {"name": "gpt-4o-mini"},  # model.*'s, at its price: no line of its own
+                    {"name": "gpt-4o", "price": euro},
+                    {"name": "llama3.1:8b"},
+                ],
+                "verify_model": "gpt-4o-2024-08-06",
+            },
+        }
+    )
+    main, second, third, verify = price_lines(config)
+    assert main.startswith("price: bundled table entry for 'gpt-4o-mini'")
+    assert (
+        second
+        == "pass 2: price: review.pass_models[1].price (input 1, output 2 EUR per million tokens)"
+    )
+    assert third.startswith("pass 3: price: none for model 'llama3.1:8b'")
+    assert third.endswith("--max-cost is refused; set review.pass_models[2].price")
+    assert verify.startswith(
+        f"verification: price: bundled table entry for 'gpt-4o-2024-08-06' of {as_of}"
+    )
+    assert verify.endswith("review.verify_price overrides it")
+    one_pass = config.model_copy(update={"review": config.review.model_copy(update={"passes": 1})})
+    assert len(price_lines(one_pass)) == 2  # the other passes' models are not asked
+
+
 def test_config_test_shows_the_price_in_force(
     wire: WireServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
