@@ -63,39 +63,28 @@ from tests.wire_server import TEST_KEY  # noqa: E402
 KEY = "REVIEWFLOW_MODEL_API_KEY"
 
 
-class Workers(Cluster):
-    """The test's cluster with `nthreads` threads a worker, its logs shown only on failure."""
+class Threaded:
+    """A test's cluster (the class this is mixed into) with `nthreads` threads a worker, its
+    logs shown only on failure."""
 
-    def __init__(self, base: Path, hidden: list[Path], env: dict[str, str], nthreads: int):
-        super().__init__(base, hidden, env)
-        self.nthreads, self.quiet = nthreads, True
+    nthreads, quiet = 1, True
 
-    def _spawn(self, name: str, args: list[str], env: dict[str, str] | None = None) -> None:
+    def _spawn(self, name: str, args: list[str], *env: Any) -> None:
         if name.startswith("worker"):
             args = [*args[:-1], args[-1].replace("--nthreads 1", f"--nthreads {self.nthreads}")]
-        super()._spawn(name, args, env)
+        super()._spawn(name, args, *env)  # type: ignore[misc]
 
     def stop(self) -> None:
         with contextlib.redirect_stdout(io.StringIO() if self.quiet else sys.stdout):
-            super().stop()  # prints the logs
+            super().stop()  # type: ignore[misc]  # prints the logs
 
 
-class NetWorkers(IsolatedCluster):
-    """The isolation test's cluster in `namespace`, with `nthreads` threads a worker."""
+class Workers(Threaded, Cluster):
+    """`tests/deploy/test_dask_cluster.py`'s cluster: on this machine, in mount namespaces."""
 
-    def __init__(self, namespace: Namespace, base: Path, hidden: list[Path], env: dict[str, str],
-                 nthreads: int):  # fmt: skip
-        super().__init__(namespace, base, hidden, env)
-        self.nthreads, self.quiet = nthreads, True
 
-    def _spawn(self, name: str, args: list[str], env: dict[str, str]) -> None:
-        if name.startswith("worker"):
-            args = [*args[:-1], args[-1].replace("--nthreads 1", f"--nthreads {self.nthreads}")]
-        super()._spawn(name, args, env)
-
-    def stop(self) -> None:
-        with contextlib.redirect_stdout(io.StringIO() if self.quiet else sys.stdout):
-            super().stop()  # prints the logs
+class NetWorkers(Threaded, IsolatedCluster):
+    """`tests/deploy/test_dask_isolated.py`'s cluster: in `namespace`, another network."""
 
 
 class SpecSizes(SchedulerPlugin):
@@ -195,9 +184,10 @@ class Bench:
         base.mkdir()
         cluster: Workers | NetWorkers
         if self.namespace is None:
-            cluster = Workers(base, [self.hidden], env, self.nthreads)
+            cluster = Workers(base, [self.hidden], env)
         else:
-            cluster = NetWorkers(self.namespace, base, [self.hidden], env, self.nthreads)
+            cluster = NetWorkers(self.namespace, base, [self.hidden], env)
+        cluster.nthreads = self.nthreads
         self.stack.callback(cluster.stop)
         cluster.start()
         return cluster
