@@ -316,6 +316,15 @@ def prefect_harness(_prefect_api: str, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 @pytest.fixture
+def prefect_tasks(prefect_harness: None) -> Iterator[None]:
+    """The shared Prefect API, with task runs outside a flow allowed to log quietly."""
+    from prefect.settings import PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW, temporary_settings
+
+    with temporary_settings(updates={PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW: "ignore"}):
+        yield
+
+
+@pytest.fixture
 def wire() -> Iterator[WireServer]:
     """A scripted model server on 127.0.0.1 speaking all three protocols."""
     with WireServer() as server:

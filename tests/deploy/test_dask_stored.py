@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 from distributed import LocalCluster, get_worker
 from prefect import flow, task
-from prefect.settings import PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW, temporary_settings
 
 from flows.runners import stopping_dask
 from reviewflow.findings.localize import Localized
@@ -51,13 +50,6 @@ def three_stages(home: str) -> list[tuple[str, str | None, str]]:
 
 
 @pytest.fixture
-def quiet_task_logs() -> Iterator[None]:
-    """Task runs called outside a flow run: their logs have no flow run to go to."""
-    with temporary_settings(updates={PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW: "ignore"}):
-        yield
-
-
-@pytest.fixture
 def scheduler() -> Iterator[str]:
     with LocalCluster(
         n_workers=1,
@@ -84,7 +76,7 @@ def test_a_stored_stage_is_read_here_and_the_others_go_to_the_cluster(
     ]
 
 
-@pytest.mark.usefixtures("quiet_task_logs")
+@pytest.mark.usefixtures("prefect_tasks")
 def test_what_counts_as_stored(tmp_path: Path) -> None:
     cached = stage.with_options(**stage_options(tmp_path, refresh=False))
     assert not stored(cached, {"text": "a"})

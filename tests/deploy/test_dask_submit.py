@@ -43,6 +43,7 @@ def test_a_stages_context_carries_no_settings() -> None:
     assert SettingsContext.get() is current
 
 
+@pytest.mark.usefixtures("prefect_tasks")
 def test_the_run_plugin_builds_its_settings_and_client_once_for_every_task() -> None:
     current = SettingsContext.get()
     assert current is not None
