@@ -54,29 +54,31 @@ def task_runner_for(config: Config) -> Any:
     """
     if config.review.task_runner is TaskRunner.THREAD:
         return threads(config.review.concurrency)
-    runner = stopping_dask()
-    client = {"timeout": f"{CONNECT_TIMEOUT_S}s"}
+    runner, client = stopping_dask(), {"timeout": f"{CONNECT_TIMEOUT_S}s"}
+    made: Any
     if config.review.dask_address:
-        remote: Any = runner(address=config.review.dask_address, client_kwargs=client)
-        remote.preflight = Preflight.of(config)
-        remote.here_threads = config.review.concurrency
-        return remote
+        made = runner(address=config.review.dask_address, client_kwargs=client)
+        made.preflight = Preflight.of(config)
+    else:
+        made = runner(cluster_kwargs=local_cluster(config), client_kwargs=client)
+    made.here_threads = config.review.concurrency  # the stored stages read in this process
+    return made
+
+
+def local_cluster(config: Config) -> dict[str, Any]:
+    """The LocalCluster a review without `review.dask_address` starts: its worker processes
+    get the key in their environment."""
     per_worker = max(1, -(-config.review.concurrency // LOCAL_DASK_WORKERS))
-    local: Any = runner(
-        cluster_kwargs={
-            "n_workers": LOCAL_DASK_WORKERS,
-            "threads_per_worker": per_worker,
-            "processes": True,
-            "dashboard_address": None,  # no dashboard; the scheduler's own HTTP routes:
-            "scheduler_kwargs": {"dashboard_address": "127.0.0.1:0"},  # any free port, quietly
-            "host": "127.0.0.1",
-            "silence_logs": logging.CRITICAL,  # the workers' own logs are not the review's
-            "env": worker_environment(config),
-        },
-        client_kwargs=client,
-    )
-    local.here_threads = config.review.concurrency
-    return local
+    return {
+        "n_workers": LOCAL_DASK_WORKERS,
+        "threads_per_worker": per_worker,
+        "processes": True,
+        "dashboard_address": None,  # no dashboard; the scheduler's own HTTP routes:
+        "scheduler_kwargs": {"dashboard_address": "127.0.0.1:0"},  # any free port, quietly
+        "host": "127.0.0.1",
+        "silence_logs": logging.CRITICAL,  # the workers' own logs are not the review's
+        "env": worker_environment(config),
+    }
 
 
 @cache
