@@ -16,6 +16,8 @@ def resolve_commit(repo_root: Path, ref: str) -> str:
         ok=(0, 1, 128),
     )
     sha = out.decode("ascii", "replace").strip()
+    if ".." in ref and sha:  # git names a range's two ends, one a line: not one commit
+        raise GitError(f"'{ref}' is a range, not one commit")
     if not ref or not sha:
         raise GitError(f"unknown revision '{ref}'")
     return sha

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -163,6 +164,14 @@ def test_unknown_refs_are_never_options(repo: GitRepo, ref: str, tmp_path: Path)
     with pytest.raises(GitError, match=rf"^unknown revision '{ref}'$"):
         show_file(repo.root, ref, "x")
     assert not Path("/tmp/pwned").exists()
+
+
+@pytest.mark.parametrize("ref", ["HEAD~1..HEAD", "HEAD~1...HEAD"])
+def test_a_range_given_for_one_commit_is_one_line(repo: GitRepo, ref: str) -> None:
+    repo.commit("init")
+    repo.commit("next")
+    with pytest.raises(GitError, match=rf"^'{re.escape(ref)}' is a range, not one commit$"):
+        collect(repo, DiffMode.COMMIT, commit=ref)
 
 
 def test_stdin_mode_from_stream_and_file(repo: GitRepo, tmp_path: Path) -> None:
